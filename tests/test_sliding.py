@@ -97,3 +97,12 @@ def test_noise_is_seeded():
 def test_bad_input_is_a_value_error(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_pybullet_imports_without_its_banner():
+    import subprocess
+    import sys
+
+    code = "from physid.quiet_bullet import import_pybullet as i; pb = i(); pb.connect(pb.DIRECT)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0 and "build time" not in result.stdout + result.stderr

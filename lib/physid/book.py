@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import yaml
 
 from physid.claims import (
@@ -196,7 +197,6 @@ def execute_chapter(page: Page, scale: str, seed: int, build_dir: Path) -> Chapt
     Returns the executed notebook's path, the run time, the claims it recorded and the figures
     it glued (written to ``build_dir/figures/<chapter>/<name>.png``).
     """
-    import nbformat
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -242,6 +242,14 @@ def execute_chapter(page: Page, scale: str, seed: int, build_dir: Path) -> Chapt
     return ChapterRun(page=page, notebook=out, seconds=seconds, claims=claims, figures=figures)
 
 
+def _hide_default_parameters(nb: Any) -> None:
+    """Hide the chapter's own parameters cell: papermill's injected cell shows the values run."""
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "parameters" in tags and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+
+
 def stage_book(
     root: Path,
     pages: Sequence[Page],
@@ -265,11 +273,14 @@ def stage_book(
     for bib in config.get("bibtex_bibfiles", []):
         shutil.copy2(root / bib, stage / bib)
     executed = {run.page.docname: run.notebook for run in runs}
+
     for page in pages:
         target = stage / page.docname
         target.parent.mkdir(parents=True, exist_ok=True)
         if page.docname in executed:
-            shutil.copy2(executed[page.docname], target.with_suffix(".ipynb"))
+            nb = nbformat.read(executed[page.docname], as_version=4)
+            _hide_default_parameters(nb)
+            nbformat.write(nb, target.with_suffix(".ipynb"))
         elif page.docname == REPORT_DOCNAME:
             text = page.path.read_text().rstrip() + "\n\n" + report_markdown(claims)
             target.with_suffix(".md").write_text(text)

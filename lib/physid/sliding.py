@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from physid.quiet_bullet import import_pybullet
 from physid.scales import select
 
 GRAVITY = 9.81
@@ -143,8 +144,6 @@ def bullet_slide(
     would add a drag that is not friction, so both are set to zero. Bullet multiplies the two
     lateral friction coefficients: the effective coefficient is ``mu_box * mu_plane``.
     """
-    import pybullet as pb
-
     _check_friction("mu_box", mu_box)
     _check_friction("mu_plane", mu_plane)
     _check_positive("v0", v0)
@@ -158,6 +157,7 @@ def bullet_slide(
     if n_samples < 1:
         raise ValueError(f"duration {duration!r} s is shorter than one sample")
 
+    pb = import_pybullet()
     client = pb.connect(pb.DIRECT)
     try:
         pb.setGravity(0, 0, -GRAVITY, physicsClientId=client)
