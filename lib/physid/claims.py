@@ -177,8 +177,8 @@ def load_claims(path: Path) -> list[Claim]:
     return [Claim(**fields) for fields in json.loads(Path(path).read_text())]
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def report_markdown(claims: Sequence[Claim]) -> str:
@@ -190,15 +190,28 @@ def report_markdown(claims: Sequence[Claim]) -> str:
         group = [c for c in claims if c.source == source]
         if not group:
             continue
-        lines += [f"## {title}", ""]
-        lines += ["| claim | statement | paper | ours | criterion | verdict | scale | chapter |"]
-        lines += ["|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {title}",
+            "",
+            "```{list-table}",
+            ":header-rows: 1",
+            ":widths: 40 15 15 18 12",
+            "",
+        ]
+        lines += ["* - claim", "  - paper", "  - ours", "  - criterion", "  - verdict"]
         for c in group:
-            verdict = "✅ holds" if c.holds else "❌ does not hold"
-            chapter = f"{{doc}}`/{c.chapter}`" if c.chapter else ""
-            row = [f"`{c.id}`", c.statement, c.paper, c.ours, c.criterion, verdict, c.scale]
-            lines.append("| " + " | ".join(_cell(x) for x in row) + f" | {chapter} |")
-        lines.append("")
+            verdict = "holds" if c.holds else "**does not hold**"
+            where = f"`{c.id}`" + (f", {{doc}}`/{c.chapter}`" if c.chapter else "")
+            lines += [
+                f"* - {_one_line(c.statement)}",
+                "",
+                f"    {where}",
+                f"  - {_one_line(c.paper)}",
+                f"  - {_one_line(c.ours)}",
+                f"  - {_one_line(c.criterion)}",
+                f"  - {verdict} (scale {c.scale})",
+            ]
+        lines += ["```", ""]
     return "\n".join(lines)
 
 
