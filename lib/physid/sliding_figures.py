@@ -74,8 +74,7 @@ def slide_explorer(data: SlideData, mu: float, mu_max: float = 1.0):
     import ipywidgets as widgets
 
     def draw(mu: float) -> None:
-        fig = plot_trajectories(data, {"simulated": mu})
-        fig.axes[0].set_ylim(0, 1.15 * max(data.x.max(), 1e-3))
+        plot_trajectories(data, {"simulated": mu})
         plt.show()
 
     slider = widgets.FloatSlider(
