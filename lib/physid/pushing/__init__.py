@@ -1,0 +1,36 @@
+"""Pushing objects made of cells: Song & Boularias (2020), "Identifying Mechanical Models
+through Differentiable Simulations".
+
+* :mod:`~physid.pushing.objects`: cell objects and the five objects of the paper;
+* :mod:`~physid.pushing.pushes`: pushing actions;
+* :mod:`~physid.pushing.lcp`: the batched interior-point LCP solver with implicit gradients;
+* :mod:`~physid.pushing.lcp_engine`: formulation 1, the LCP of Figure 2 with one body per cell;
+* :mod:`~physid.pushing.rigid_engine`: formulation 2, one rigid body with k friction points;
+* :mod:`~physid.pushing.simulate`: :func:`simulate`, the common entry point;
+* :mod:`~physid.pushing.bullet`: the pybullet "real world".
+"""
+
+from physid.pushing.bullet import MAX_LINKS, simulate_bullet
+from physid.pushing.lcp import LCPSolution, SolverError, solve_lcp
+from physid.pushing.objects import OBJECT_NAMES, CellObject, from_mask, load_object, rectangle
+from physid.pushing.pushes import Push, contact_face, random_pushes
+from physid.pushing.simulate import Trajectory, cell_position_error, simulate
+
+__all__ = [
+    "MAX_LINKS",
+    "OBJECT_NAMES",
+    "CellObject",
+    "LCPSolution",
+    "Push",
+    "SolverError",
+    "Trajectory",
+    "cell_position_error",
+    "contact_face",
+    "from_mask",
+    "load_object",
+    "random_pushes",
+    "rectangle",
+    "simulate",
+    "simulate_bullet",
+    "solve_lcp",
+]

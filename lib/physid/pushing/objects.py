@@ -1,0 +1,244 @@
+"""Objects made of square cells (§3 of Song & Boularias): geometry, masses and frictions.
+
+An object is a 4-connected set of ``k`` square cells of side ``a`` drawn on a grid; cell ``i``
+has its own mass ``M_i`` and friction coefficient ``μ_i`` with the table. Cell centres are in
+metres in the object frame, whose origin is the centroid of the cell centres; grid column ``c``
+runs along +x and grid row ``r`` along −y, so an ASCII drawing reads as the top view.
+
+The five objects of §7.2–7.3 (hammer, crimp, ranch = wrench, toolbox, book) are drawn in
+``data/objects/<name>.txt``: a small header, one ``material`` line per letter (mass per cell in
+kg, friction coefficient, description) and the grid, ``.`` for empty and a material letter for
+a cell. ``data/objects/README.md`` explains each drawing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = ["OBJECT_NAMES", "CellObject", "from_mask", "load_object", "rectangle"]
+
+#: The five objects of §7.2–7.3, in the paper's order.
+OBJECT_NAMES = ("hammer", "crimp", "ranch", "toolbox", "book")
+DATA_DIR = Path(__file__).resolve().parents[3] / "data" / "objects"
+_NEIGHBOURS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+
+
+def _as_vector(name: str, values: Tensor | Sequence[float] | float, k: int) -> Tensor:
+    t = torch.as_tensor(values, dtype=torch.float64)
+    if t.dim() == 0:
+        t = t.expand(k).clone()
+    if tuple(t.shape) != (k,):
+        raise ValueError(f"{name} must have shape ({k},), got {tuple(t.shape)}")
+    return t
+
+
+def check_masses(masses: Tensor, name: str = "masses") -> None:
+    """ValueError naming ``name`` and the first bad value unless every mass is positive finite."""
+    bad = ~(torch.isfinite(masses) & (masses > 0))
+    if bad.any():
+        i = tuple(torch.nonzero(bad)[0].tolist())
+        raise ValueError(f"{name} must be positive and finite, got {masses[i].item()!r} at {i}")
+
+
+def check_frictions(frictions: Tensor, name: str = "frictions") -> None:
+    """ValueError naming ``name`` and the first bad value unless every value is finite ≥ 0."""
+    bad = ~(torch.isfinite(frictions) & (frictions >= 0))
+    if bad.any():
+        i = tuple(torch.nonzero(bad)[0].tolist())
+        raise ValueError(
+            f"{name} must be non-negative and finite, got {frictions[i].item()!r} at {i}"
+        )
+
+
+def _check_connected(grid: np.ndarray) -> None:
+    cells = {tuple(rc) for rc in grid.tolist()}
+    if len(cells) != len(grid):
+        raise ValueError("mask has repeated cells")
+    seen, stack = {next(iter(cells))}, [next(iter(cells))]
+    while stack:
+        r, c = stack.pop()
+        for dr, dc in _NEIGHBOURS:
+            nb = (r + dr, c + dc)
+            if nb in cells and nb not in seen:
+                seen.add(nb)
+                stack.append(nb)
+    if len(seen) != len(cells):
+        raise ValueError(
+            f"mask is not 4-connected: {len(cells) - len(seen)} of {len(cells)} cells are "
+            f"disconnected from cell {next(iter(cells))}"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class CellObject:
+    """A rigid object of ``k`` square cells with per-cell mass and friction (§3, §7.2).
+
+    ``grid`` holds each cell's (row, column); ``centres`` (k, 2) are metres in the object frame
+    (centred on the centroid); ``masses`` (k,) kg; ``frictions`` (k,) Coulomb coefficients with
+    the table; ``regions`` names each cell's material.
+    """
+
+    name: str
+    cell_side: float
+    grid: np.ndarray
+    masses: Tensor
+    frictions: Tensor
+    regions: tuple[str, ...] = ()
+    centres: Tensor = field(init=False)
+
+    def __post_init__(self) -> None:
+        grid = np.asarray(self.grid, dtype=np.int64)
+        if grid.ndim != 2 or grid.shape[1] != 2 or len(grid) == 0:
+            raise ValueError(f"grid must be a non-empty (k, 2) array, got shape {grid.shape}")
+        if not (isinstance(self.cell_side, int | float) and math.isfinite(self.cell_side)
+                and self.cell_side > 0):
+            raise ValueError(f"cell_side must be positive and finite, got {self.cell_side!r}")
+        _check_connected(grid)
+        k = len(grid)
+        masses = _as_vector("masses", self.masses, k)
+        frictions = _as_vector("frictions", self.frictions, k)
+        check_masses(masses)
+        check_frictions(frictions)
+        if self.regions and len(self.regions) != k:
+            raise ValueError(f"regions must name {k} cells, got {len(self.regions)}")
+        xy = np.stack([grid[:, 1] + 0.5, -(grid[:, 0] + 0.5)], axis=1) * float(self.cell_side)
+        centres = torch.as_tensor(xy - xy.mean(axis=0), dtype=torch.float64)
+        object.__setattr__(self, "grid", grid)
+        object.__setattr__(self, "cell_side", float(self.cell_side))
+        object.__setattr__(self, "masses", masses)
+        object.__setattr__(self, "frictions", frictions)
+        object.__setattr__(self, "regions", tuple(self.regions))
+        object.__setattr__(self, "centres", centres.to(masses.device))
+
+    def __len__(self) -> int:
+        return len(self.grid)
+
+    @property
+    def inertias(self) -> Tensor:
+        """Moment of inertia of each cell about its centre, ``M_i a² / 6`` (a square of side a)."""
+        return self.masses * self.cell_side**2 / 6.0
+
+    def with_params(
+        self, masses: Tensor | None = None, frictions: Tensor | None = None
+    ) -> CellObject:
+        """The same shape with other masses and/or frictions (validated)."""
+        return replace(
+            self,
+            masses=self.masses if masses is None else masses,
+            frictions=self.frictions if frictions is None else frictions,
+        )
+
+    def to(self, device: torch.device | str) -> CellObject:
+        """The object with its tensors on ``device``."""
+        return replace(self, masses=self.masses.to(device), frictions=self.frictions.to(device))
+
+    def region_mask(self, region: str) -> Tensor:
+        """Boolean (k,) mask of the cells of material ``region``."""
+        if region not in self.regions:
+            raise ValueError(f"region must be one of {sorted(set(self.regions))}, got {region!r}")
+        return torch.tensor([r == region for r in self.regions], device=self.masses.device)
+
+    def exposed_faces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Cell faces on the outer boundary: ``(cell index (F,), midpoint (F, 2), inward normal
+        (F, 2))`` in the object frame. Faces of holes (empty cells enclosed by the object) are
+        not on the outer boundary."""
+        rows, cols = self.grid[:, 0], self.grid[:, 1]
+        r0, c0 = rows.min() - 1, cols.min() - 1
+        occupied = np.zeros((rows.max() - r0 + 2, cols.max() - c0 + 2), dtype=bool)
+        occupied[rows - r0, cols - c0] = True
+        outside = np.zeros_like(occupied)
+        outside[0, 0] = True
+        stack = [(0, 0)]
+        while stack:
+            r, c = stack.pop()
+            for dr, dc in _NEIGHBOURS:
+                nr, nc = r + dr, c + dc
+                inside = 0 <= nr < occupied.shape[0] and 0 <= nc < occupied.shape[1]
+                if inside and not occupied[nr, nc] and not outside[nr, nc]:
+                    outside[nr, nc] = True
+                    stack.append((nr, nc))
+        centres = self.centres.cpu().numpy()
+        half = self.cell_side / 2
+        index, mids, normals = [], [], []
+        for i, (r, c) in enumerate(zip(rows - r0, cols - c0, strict=True)):
+            for dr, dc in _NEIGHBOURS:
+                if outside[r + dr, c + dc]:
+                    outward = np.array([dc, -dr], dtype=float)  # row runs along −y
+                    index.append(i)
+                    mids.append(centres[i] + half * outward)
+                    normals.append(-outward)
+        return np.array(index), np.array(mids), np.array(normals)
+
+
+def from_mask(
+    mask: np.ndarray | Sequence[Sequence[bool]],
+    cell_side: float,
+    masses: Tensor | Sequence[float] | float,
+    frictions: Tensor | Sequence[float] | float,
+    name: str = "object",
+    regions: Sequence[str] = (),
+) -> CellObject:
+    """A :class:`CellObject` from a boolean mask (rows top to bottom); cells in row-major order.
+
+    ``masses``/``frictions`` are one value per cell in that order, or a scalar for all cells.
+    ValueError for an empty or disconnected mask and for bad masses or frictions.
+    """
+    grid_mask = np.asarray(mask, dtype=bool)
+    if grid_mask.ndim != 2:
+        raise ValueError(f"mask must be a 2-D boolean grid, got shape {grid_mask.shape}")
+    if not grid_mask.any():
+        raise ValueError(f"mask is empty: no cell is set in the {grid_mask.shape} grid")
+    grid = np.argwhere(grid_mask)
+    return CellObject(name, cell_side, grid, masses, frictions, tuple(regions))
+
+
+def rectangle(
+    rows: int, cols: int, cell_side: float, mass: float, friction: float, name: str = "rectangle"
+) -> CellObject:
+    """A uniform ``rows × cols`` rectangle of cells."""
+    if rows < 1 or cols < 1:
+        raise ValueError(f"rows and cols must be >= 1, got rows={rows}, cols={cols}")
+    return from_mask(np.ones((rows, cols), bool), cell_side, mass, friction, name)
+
+
+def load_object(name: str, data_dir: Path | str | None = None) -> CellObject:
+    """One of :data:`OBJECT_NAMES` with its ground-truth masses and frictions, read from
+    ``data/objects/<name>.txt`` (or ``data_dir``)."""
+    path = Path(data_dir or DATA_DIR) / f"{name}.txt"
+    if not path.is_file():
+        raise ValueError(f"name must be one of {OBJECT_NAMES} (no file {path}), got {name!r}")
+    header, materials, grid_lines = {}, {}, []
+    lines = iter(path.read_text().splitlines())
+    for line in lines:
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if words[0] == "grid":
+            grid_lines = [ln.rstrip() for ln in lines if ln.strip()]
+            break
+        if words[0] == "material":
+            materials[words[1]] = (float(words[2]), float(words[3]))
+        else:
+            header[words[0]] = words[1]
+    width = max(len(ln) for ln in grid_lines)
+    chars = np.array([list(ln.ljust(width, ".")) for ln in grid_lines])
+    unknown = set(chars.flatten()) - set(materials) - {"."}
+    if unknown:
+        raise ValueError(f"{path}: grid letters {sorted(unknown)} have no material line")
+    cells = np.argwhere(chars != ".")
+    letters = [str(chars[r, c]) for r, c in cells]
+    return from_mask(
+        chars != ".",
+        float(header["cell_side"]),
+        [materials[ch][0] for ch in letters],
+        [materials[ch][1] for ch in letters],
+        header.get("name", name),
+        letters,
+    )

@@ -1,0 +1,143 @@
+"""The batched interior-point LCP solver against cvxpy, and its implicit gradients."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+import torch
+
+from physid.pushing.lcp import SolverError, solve_lcp
+
+F64 = torch.float64
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny batched LAPACK calls are far faster on one thread on a shared 2-core machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def random_qp(seed: int, batch: int = 3, n: int = 5, m: int = 8, neq: int = 2):
+    g = torch.Generator().manual_seed(seed)
+    L = torch.randn(batch, n, n, generator=g, dtype=F64)
+    Q = L @ L.mT + 0.5 * torch.eye(n, dtype=F64)
+    p = torch.randn(batch, n, generator=g, dtype=F64)
+    G = torch.randn(batch, m, n, generator=g, dtype=F64)
+    x0 = torch.randn(batch, n, generator=g, dtype=F64)
+    h = (G @ x0.unsqueeze(-1)).squeeze(-1) + torch.rand(batch, m, generator=g, dtype=F64)
+    A = torch.randn(batch, neq, n, generator=g, dtype=F64)
+    b = (A @ x0.unsqueeze(-1)).squeeze(-1)
+    return Q, p, G, h, A, b
+
+
+def test_convex_qp_matches_cvxpy():
+    Q, p, G, h, A, b = random_qp(0)
+    sol = solve_lcp(Q, p, G, h, A=A, b=b)
+    assert (sol.residual <= 1e-10).all()
+    for i in range(len(Q)):
+        x = cp.Variable(Q.shape[-1])
+        objective = 0.5 * cp.quad_form(x, Q[i].numpy()) + p[i].numpy() @ x
+        constraints = [G[i].numpy() @ x <= h[i].numpy(), A[i].numpy() @ x == b[i].numpy()]
+        cp.Problem(cp.Minimize(objective), constraints).solve()
+        np.testing.assert_allclose(sol.x[i].numpy(), x.value, atol=1e-6)
+        # Complementarity of the returned slacks and multipliers.
+        assert sol.s[i].min() >= -1e-9 and sol.z[i].min() >= -1e-12
+        assert float((sol.s[i] * sol.z[i]).abs().max()) < 1e-9
+
+
+def test_monotone_lcp_matches_cvxpy():
+    """0 ≤ z ⊥ h + F z ≥ 0 with F symmetric positive definite: the KKT of a bound-constrained QP."""
+    g = torch.Generator().manual_seed(1)
+    m = 7
+    L = torch.randn(2, m, m, generator=g, dtype=F64)
+    F = L @ L.mT + 0.1 * torch.eye(m, dtype=F64)
+    h = torch.randn(2, m, generator=g, dtype=F64)
+    one = torch.ones(2, 1, 1, dtype=F64)
+    sol = solve_lcp(one, torch.zeros(2, 1, dtype=F64), torch.zeros(2, m, 1, dtype=F64), h,
+                    [F.unsqueeze(1)])
+    for i in range(2):
+        z = cp.Variable(m)
+        cp.Problem(cp.Minimize(0.5 * cp.quad_form(z, F[i].numpy()) + h[i].numpy() @ z),
+                   [z >= 0]).solve()
+        np.testing.assert_allclose(sol.z[i].numpy(), z.value, atol=1e-6)
+    w = h + (F @ sol.z.unsqueeze(-1)).squeeze(-1)
+    assert w.min() > -1e-9 and float((w * sol.z).abs().max()) < 1e-9
+
+
+def test_skew_friction_blocks_satisfy_complementarity():
+    """Block-diagonal F with friction-like skew blocks [[0, 1], [−1ᵀ, 0]] (monotone, singular)."""
+    g = torch.Generator().manual_seed(2)
+    n, count, dirs = 3, 6, 4
+    size = dirs + 1
+    blk = torch.zeros(size, size, dtype=F64)
+    blk[:dirs, dirs], blk[dirs, :dirs] = 1.0, -1.0
+    rows = torch.randn(count, dirs, n, generator=g, dtype=F64)
+    G = torch.cat([rows, torch.zeros(count, 1, n, dtype=F64)], 1).reshape(1, -1, n)
+    bound = torch.rand(count, generator=g, dtype=F64)
+    h = torch.cat([torch.zeros(count, dirs, dtype=F64), bound[:, None]], 1).reshape(1, -1)
+    Q = torch.eye(n, dtype=F64).unsqueeze(0)
+    p = torch.randn(1, n, generator=g, dtype=F64)
+    sol = solve_lcp(Q, p, G, h, [blk.expand(1, count, size, size)])
+    s, z = sol.s[0], sol.z[0]
+    assert s.min() > -1e-9 and z.min() > -1e-12 and float((s * z).abs().max()) < 1e-9
+    stationarity = Q[0] @ sol.x[0] + p[0] + G[0].T @ z
+    assert float(stationarity.abs().max()) < 1e-9
+
+
+def test_gradients_match_finite_differences():
+    g = torch.Generator().manual_seed(3)
+    batch, n, m, neq = 2, 4, 8, 1
+    L = torch.randn(batch, n, n, generator=g, dtype=F64)
+    Q = L @ L.mT + torch.eye(n, dtype=F64)
+    p = torch.randn(batch, n, generator=g, dtype=F64)
+    G = torch.randn(batch, m, n, generator=g, dtype=F64)
+    h = torch.rand(batch, m, generator=g, dtype=F64) + 0.1
+    A = torch.randn(batch, neq, n, generator=g, dtype=F64)
+    b = 0.1 * torch.randn(batch, neq, generator=g, dtype=F64)
+    K = 0.3 * torch.randn(batch, 2, 2, 2, generator=g, dtype=F64)
+    blocks = [K @ K.mT + (K - K.mT), 0.2 * torch.eye(4, dtype=F64).expand(batch, 1, 4, 4).clone()]
+
+    def solve(Q, p, G, h, A, b, F1, F2):
+        sol = solve_lcp(Q, p, G, h, [F1, F2], A, b, tol=1e-13)
+        return sol.x, sol.z, sol.y
+
+    inputs = [t.clone().requires_grad_() for t in (Q, p, G, h, A, b, *blocks)]
+    assert torch.autograd.gradcheck(solve, inputs, eps=1e-6, atol=1e-5, rtol=1e-4)
+
+
+def test_no_convergence_raises_with_residual():
+    Q, p, G, h, A, b = random_qp(4)
+    with pytest.raises(SolverError, match=r"residual \d\.\d+e[+-]\d+ > tol"):
+        solve_lcp(Q, p, G, h, A=A, b=b, max_iter=1)
+
+
+def test_non_finite_data_raises_instead_of_nan():
+    Q, p, G, h, A, b = random_qp(5)
+    h[1, 0] = float("nan")
+    with pytest.raises(SolverError, match="non-finite"):
+        solve_lcp(Q, p, G, h, A=A, b=b)
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [
+        (lambda t: {**t, "G": t["G"][:, :, :3]}, "G"),
+        (lambda t: {**t, "h": t["h"].float()}, "h"),
+        (lambda t: {**t, "b": t["b"][:, :1]}, "b"),
+    ],
+)
+def test_bad_shapes_or_dtypes_name_the_argument(change, name):
+    Q, p, G, h, A, b = random_qp(6)
+    args = change({"Q": Q, "p": p, "G": G, "h": h, "A": A, "b": b})
+    with pytest.raises(ValueError, match=rf"^{name} must"):
+        solve_lcp(args["Q"], args["p"], args["G"], args["h"], A=args["A"], b=args["b"])
+
+
+def test_blocks_must_cover_z():
+    Q, p, G, h, _, _ = random_qp(7)
+    with pytest.raises(ValueError, match="F_blocks cover 4 rows"):
+        solve_lcp(Q, p, G, h, [torch.zeros(1, 1, 4, 4, dtype=F64)])
