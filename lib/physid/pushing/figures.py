@@ -18,8 +18,20 @@ from physid.pushing.pushes import Push
 from physid.pushing.simulate import simulate
 
 
-def _cells(ax: plt.Axes, centres: np.ndarray, side: float, values=None, cmap="viridis", **kw):
-    patches = [Rectangle((x - side / 2, y - side / 2), side, side) for x, y in centres]
+def _yaw(start: np.ndarray, end: np.ndarray) -> float:
+    """Rotation (rad) of the object between two poses of its (k, 2) cell centres."""
+    a, b = start[-1] - start[0], end[-1] - end[0]
+    return math.atan2(b[1], b[0]) - math.atan2(a[1], a[0])
+
+
+def _cells(
+    ax: plt.Axes, centres: np.ndarray, side: float, values=None, cmap="viridis", yaw=0.0, **kw
+):
+    angle = math.degrees(yaw)
+    patches = [
+        Rectangle((x - side / 2, y - side / 2), side, side, angle=angle, rotation_point="center")
+        for x, y in centres
+    ]
     collection = PatchCollection(patches, cmap=cmap, **kw)
     if values is not None:
         collection.set_array(np.asarray(values))
@@ -76,7 +88,8 @@ def plot_push_turns(turns: PushTurns) -> Figure:
     _cells(ax_pose, start, side, facecolor="0.85", edgecolor="0.6", linewidth=0.5)
     for index, (label, color) in enumerate([("centred", "C0"), ("offset", "C3")]):
         end = turns.positions[index, -1]
-        _cells(ax_pose, end, side, facecolor=color, alpha=0.45, edgecolor=color, linewidth=0.5)
+        _cells(ax_pose, end, side, yaw=turns.yaw[index, -1], facecolor=color, alpha=0.45,
+               edgecolor=color, linewidth=0.5)  # fmt: skip
         path = turns.positions[index].mean(axis=1)
         ax_pose.plot(path[:, 0], path[:, 1], color=color, lw=1.5, label=f"{label} push")
         ax_yaw.plot(turns.times, np.degrees(turns.yaw[index]), color=color, lw=2, label=label)
@@ -120,15 +133,16 @@ def plot_push(obj: CellObject, push: Push, friction_scale: float = 1.0, ax=None)
     traj = simulate(obj, push, frictions=frictions, progress=False)
     positions = traj.positions.detach().numpy()
     _cells(ax, positions[0], obj.cell_side, facecolor="0.85", edgecolor="0.65", linewidth=0.4)
-    _cells(ax, positions[-1], obj.cell_side, frictions.numpy(), cmap="magma", edgecolor="w",
-           linewidth=0.3, alpha=0.85)  # fmt: skip
+    _cells(ax, positions[-1], obj.cell_side, frictions.numpy(), cmap="magma",
+           yaw=_yaw(positions[0], positions[-1]), edgecolor="w", linewidth=0.3,
+           alpha=0.85)  # fmt: skip
     path = positions.mean(axis=1)
     ax.plot(path[:, 0], path[:, 1], "k-", lw=1, label="centroid path")
     end = np.asarray(push.contact) + np.asarray(push.velocity) * push.duration
     ax.annotate("", xy=end, xytext=push.contact,
                 arrowprops={"arrowstyle": "->", "color": "C2", "lw": 2})  # fmt: skip
     ax.plot(*push.contact, "o", color="C2", label="pusher")
-    ax.legend(frameon=False, loc="best", fontsize=8)
+    ax.legend(frameon=False, loc="lower left", fontsize=8)
     ax.set_title(f"{obj.name}: friction × {friction_scale:.2f}")
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
