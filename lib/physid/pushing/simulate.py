@@ -121,8 +121,9 @@ def simulate(
     tol: float = 1e-10,
     progress: bool | None = None,
 ) -> Trajectory:
-    """Simulate ``push`` (one :class:`~physid.pushing.pushes.Push`, a sequence of pushes batched together, or None for
-    no pusher) of ``obj`` starting at rest on the world frame (or with ``initial_velocity``
+    """Simulate ``push`` (one :class:`~physid.pushing.pushes.Push`, a sequence of pushes
+    batched together, or None for no pusher) of ``obj`` starting at rest on the world frame
+    (or with ``initial_velocity``
     ``[ω, vx, vy]``, shape (3,) or (B, 3), the twist at the object-frame origin; without a
     pusher, a (B, 3) velocity simulates B free slides at once).
 
