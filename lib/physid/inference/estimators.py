@@ -1,0 +1,342 @@
+"""The baselines of Heiden et al. (2022) behind the shared :class:`~physid.inference.base.Estimator`
+interface, and the registry of all estimators.
+
+* :class:`SGLD`: preconditioned stochastic-gradient Langevin dynamics (Li et al., 2016), one
+  chain from the centre of the limits (here with exact gradients).
+* :class:`CEM`: the cross-entropy method with a 3-component Gaussian mixture.
+* :class:`Emcee`: the affine-invariant ensemble sampler of the ``emcee`` package.
+* :class:`NUTS`: the No-U-Turn sampler of ``pyro-ppl``, one chain from the centre, on the
+  logit of the normalised parameters (so the box needs no rejection).
+* :class:`BayesSim`: likelihood-free inference: a mixture density network (2 × 24 tanh units,
+  as in BayesSim) trained on simulations from the prior, then conditioned on the references.
+  An iteration is one training epoch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from physid.inference.base import ChainEstimator, Estimator, Tensor, value_and_grad
+from physid.inference.svgd import CSVGD, SVGD
+
+
+class SGLD(ChainEstimator):
+    """Preconditioned SGLD: ``x ← x + ε/2 G ∇log p + N(0, ε G)``, ``G`` from RMSprop.
+
+    The parameter block is projected into the limits after each step.
+    """
+
+    name = "SGLD"
+
+    def __init__(
+        self, target, n_particles=100, seed=0, x0=None, stepsize=1e-3, alpha=0.99, eps=1e-5
+    ):
+        super().__init__(target, n_particles, seed, x0)
+        self.stepsize, self.alpha, self.eps = float(stepsize), float(alpha), float(eps)
+
+    def _start(self, x0: Tensor) -> None:
+        super()._start(x0)
+        self.v: Tensor | None = None
+
+    def _step(self) -> None:
+        _, grad = value_and_grad(self.target.log_density, self.x[None])
+        grad = grad[0]
+        sq = grad**2
+        self.v = sq if self.v is None else self.alpha * self.v + (1 - self.alpha) * sq
+        precond = 1.0 / (self.eps + self.v.sqrt())
+        noise = torch.randn(self.x.shape, generator=self.generator, dtype=torch.float64)
+        x = self.x + 0.5 * self.stepsize * precond * grad + (self.stepsize * precond).sqrt() * noise
+        self._accept(self.target.project(x[None])[0])
+
+
+class CEM(Estimator):
+    """The cross-entropy method: sample a Gaussian mixture, refit it to the elite fraction.
+
+    Args:
+        components: mixture components (3 in the paper).
+        elite_fraction: the share of the population the mixture is refitted to.
+    """
+
+    name = "CEM"
+
+    def __init__(self, target, n_particles=100, seed=0, x0=None, components=3, elite_fraction=0.2):
+        super().__init__(target, n_particles, seed, x0)
+        self.components = int(components)
+        if not 0 < elite_fraction <= 1:
+            raise ValueError(f"elite_fraction must be in (0, 1], got {elite_fraction!r}")
+        self.n_elite = max(self.components + 1, int(round(elite_fraction * self.n_particles)))
+
+    def _start(self, x0: Tensor) -> None:
+        self.x = x0
+        self.scores = self._score(x0)
+
+    def _score(self, x: Tensor) -> Tensor:
+        with torch.no_grad():
+            value = self.target.log_density(x) + self.target.log_prior(x)
+        return torch.nan_to_num(value, nan=-math.inf)
+
+    def _step(self) -> None:
+        from sklearn.mixture import GaussianMixture
+
+        order = torch.argsort(self.scores, descending=True)
+        elite = self.x[order[: self.n_elite]].numpy()
+        mixture = GaussianMixture(
+            self.components,
+            covariance_type="full",
+            reg_covar=1e-8,
+            random_state=int(self.rng.integers(2**31)),
+        ).fit(elite)
+        sample = mixture.sample(self.n_particles)[0]
+        self.x = torch.as_tensor(
+            sample[self.rng.permutation(self.n_particles)], dtype=torch.float64
+        )
+        self.scores = self._score(self.x)
+
+    @property
+    def particles(self) -> Tensor:
+        return self.x
+
+
+class Emcee(Estimator):
+    """``emcee``'s ensemble sampler; the walkers are the particles (needs N ≥ 2·dim)."""
+
+    name = "Emcee"
+
+    def __init__(self, target, n_particles=100, seed=0, x0=None):
+        super().__init__(target, n_particles, seed, x0)
+        if self.n_particles < 2 * target.dim:
+            raise ValueError(
+                f"n_particles must be >= 2 * dim = {2 * target.dim} walkers for emcee, "
+                f"got {self.n_particles}"
+            )
+
+    def _log_prob(self, x: np.ndarray) -> np.ndarray:
+        xt = torch.as_tensor(x, dtype=torch.float64)
+        prior = self.target.log_prior(xt)
+        value = torch.full_like(prior, -math.inf)
+        inside = torch.isfinite(prior)
+        if inside.any():
+            with torch.no_grad():
+                value[inside] = self.target.log_density(xt[inside])
+        return torch.nan_to_num(value, nan=-math.inf, posinf=-math.inf).numpy()
+
+    def _start(self, x0: Tensor) -> None:
+        import emcee
+
+        self.sampler = emcee.EnsembleSampler(
+            self.n_particles, self.target.dim, self._log_prob, vectorize=True
+        )
+        self.sampler.random_state = np.random.RandomState(self.seed).get_state()
+        self.state = emcee.State(x0.numpy(), log_prob=self._log_prob(x0.numpy()))
+
+    def _step(self) -> None:
+        self.state = next(self.sampler.sample(self.state, iterations=1, store=False))
+
+    @property
+    def particles(self) -> Tensor:
+        return torch.as_tensor(self.state.coords, dtype=torch.float64)
+
+
+class NUTS(ChainEstimator):
+    """``pyro``'s NUTS on ``u = logit(z)`` (parameters) and the raw auxiliary variables.
+
+    Args:
+        warmup_steps: iterations that adapt the step size and mass matrix.
+        max_tree_depth: caps the leapfrog steps per iteration at ``2^depth − 1``.
+    """
+
+    name = "NUTS"
+
+    def __init__(
+        self, target, n_particles=100, seed=0, x0=None, warmup_steps=100, max_tree_depth=6
+    ):
+        super().__init__(target, n_particles, seed, x0)
+        self.warmup_steps, self.max_tree_depth = int(warmup_steps), int(max_tree_depth)
+
+    def _to_x(self, u: Tensor) -> tuple[Tensor, Tensor]:
+        m = self.target.n_params
+        z = torch.sigmoid(u[..., :m])
+        log_jac = (
+            torch.nn.functional.logsigmoid(u[..., :m]) + torch.nn.functional.logsigmoid(-u[..., :m])
+        ).sum(-1)
+        return torch.cat((z, u[..., m:]), -1), log_jac
+
+    def _potential(self, params: dict[str, Tensor]) -> Tensor:
+        x, log_jac = self._to_x(params["u"])
+        value = self.target.log_density(x[None])[0] + log_jac
+        return torch.nan_to_num(-value, nan=1e30, posinf=1e30)
+
+    def _start(self, x0: Tensor) -> None:
+        import pyro
+        from pyro.infer import NUTS as PyroNUTS
+
+        super()._start(x0)
+        pyro.set_rng_seed(self.seed)
+        m = self.target.n_params
+        z = x0[0, :m].clamp(1e-6, 1 - 1e-6)
+        u0 = torch.cat((torch.log(z) - torch.log1p(-z), x0[0, m:]))
+        self.kernel = PyroNUTS(
+            potential_fn=self._potential,
+            adapt_step_size=True,
+            adapt_mass_matrix=True,
+            max_tree_depth=self.max_tree_depth,
+            full_mass=False,
+        )
+        self.kernel.initial_params = {"u": u0}
+        self.kernel.setup(self.warmup_steps)
+        self.params = {"u": u0}
+
+    def _step(self) -> None:
+        self.params = self.kernel.sample(self.params)
+        self._accept(self._to_x(self.params["u"].detach())[0])
+
+
+class _MDN(torch.nn.Module):
+    """A mixture density network ``q(z | features)`` with full-covariance components."""
+
+    def __init__(self, n_in: int, n_out: int, components: int, hidden: int = 24):
+        super().__init__()
+        self.n_out, self.components = n_out, components
+        self.body = torch.nn.Sequential(
+            torch.nn.Linear(n_in, hidden),
+            torch.nn.Tanh(),
+            torch.nn.Linear(hidden, hidden),
+            torch.nn.Tanh(),
+        )
+        self.n_tril = n_out * (n_out + 1) // 2
+        self.head = torch.nn.Linear(hidden, components * (1 + n_out + self.n_tril))
+
+    def forward(self, features: Tensor) -> torch.distributions.Distribution:
+        h = self.head(self.body(features))
+        k, m = self.components, self.n_out
+        logits = h[:, :k]
+        means = h[:, k : k + k * m].reshape(-1, k, m)
+        raw = h[:, k + k * m :].reshape(-1, k, self.n_tril)
+        rows, cols = torch.tril_indices(m, m)
+        tril = torch.zeros(h.shape[0], k, m, m, dtype=h.dtype)
+        diag = rows == cols
+        values = torch.where(diag, torch.nn.functional.softplus(raw) + 1e-4, raw)
+        tril[..., rows, cols] = values
+        return torch.distributions.MixtureSameFamily(
+            torch.distributions.Categorical(logits=logits),
+            torch.distributions.MultivariateNormal(means, scale_tril=tril),
+        )
+
+
+class BayesSim(Estimator):
+    """Likelihood-free inference with a mixture density network (BayesSim, Ramos et al. 2019).
+
+    Simulates ``n_simulations`` single-shooting trajectories from parameters drawn from the
+    prior, reduces each to every ``downsample``-th standardised state (BayesSim's
+    "downsampled" input), and fits ``q(z | features)`` by maximum likelihood with Adam. The
+    particles are draws from ``q`` given each reference trajectory (an equal share per
+    reference: the mixture, or "sum", posterior), redrawn until they fall inside the limits.
+    Only single-shooting trajectory targets qualify.
+    """
+
+    name = "BayesSim"
+
+    def __init__(
+        self,
+        target,
+        n_particles=100,
+        seed=0,
+        x0=None,
+        n_simulations=2000,
+        downsample=20,
+        components=3,
+        hidden=24,
+        lr=1e-3,
+        batch_size=200,
+    ):
+        super().__init__(target, n_particles, seed, x0)
+        if getattr(target, "windows", None) != 1:
+            raise ValueError("target must be a single-shooting TrajectoryLikelihood for BayesSim")
+        self.n_simulations, self.downsample = int(n_simulations), int(downsample)
+        self.components, self.hidden = int(components), int(hidden)
+        self.lr, self.batch_size = float(lr), int(batch_size)
+
+    def features(self, trajectories: Tensor) -> Tensor:
+        """Every ``downsample``-th standardised state of (…, T+1, 4) trajectories, flattened."""
+        states = self.target.standardise(trajectories)[..., :: self.downsample, :]
+        return states.reshape(*states.shape[:-2], -1)
+
+    def _start(self, x0: Tensor) -> None:
+        m = self.target.n_params
+        torch.manual_seed(self.seed)
+        z = torch.rand((self.n_simulations, m), generator=self.generator, dtype=torch.float64)
+        theta = self.target.parameters(z)
+        trajectories = self.target.rollouts(theta)[:, 0]  # the first reference's start state
+        feats = self.features(trajectories)
+        good = torch.isfinite(feats).all(1)
+        self.train_z, feats = z[good], feats[good]
+        self.feat_mean, self.feat_std = feats.mean(0), feats.std(0).clamp_min(1e-6)
+        self.train_x = (feats - self.feat_mean) / self.feat_std
+        observed = self.features(self.target.data)
+        self.observed = (observed - self.feat_mean) / self.feat_std
+        self.net = _MDN(self.train_x.shape[1], m, self.components, self.hidden).double()
+        self.optimiser = torch.optim.Adam(self.net.parameters(), lr=self.lr)
+        self.losses: list[float] = []
+        self.x = self._draw()
+
+    def _step(self) -> None:
+        order = torch.randperm(len(self.train_z), generator=self.generator)
+        total = 0.0
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            loss = -self.net(self.train_x[batch]).log_prob(self.train_z[batch]).mean()
+            self.optimiser.zero_grad()
+            loss.backward()
+            self.optimiser.step()
+            total += loss.item() * len(batch)
+        self.losses.append(total / len(order))
+        self.x = self._draw()
+
+    def _draw(self) -> Tensor:
+        m = self.target.n_params
+        refs = self.observed.shape[0]
+        counts = [self.n_particles // refs + (r < self.n_particles % refs) for r in range(refs)]
+        out = []
+        with torch.no_grad():
+            for r, count in enumerate(counts):
+                if count == 0:
+                    continue
+                q = self.net(self.observed[r : r + 1])
+                kept = torch.empty((0, m), dtype=torch.float64)
+                for _ in range(20):
+                    draw = q.sample((4 * count,))[:, 0]
+                    draw = draw[((draw >= 0) & (draw <= 1)).all(1)]
+                    kept = torch.cat((kept, draw))[:count]
+                    if len(kept) == count:
+                        break
+                if len(kept) < count:
+                    extra = q.sample((count - len(kept),))[:, 0].clamp(0, 1)
+                    kept = torch.cat((kept, extra))
+                out.append(kept)
+        return torch.cat(out)
+
+    @property
+    def particles(self) -> Tensor:
+        return self.x
+
+
+#: Every estimator by name, in the order the chapter reports them.
+ESTIMATORS: dict[str, type[Estimator]] = {
+    "SVGD": SVGD,
+    "CSVGD": CSVGD,
+    "SGLD": SGLD,
+    "CEM": CEM,
+    "Emcee": Emcee,
+    "NUTS": NUTS,
+    "BayesSim": BayesSim,
+}
+
+
+def make_estimator(name: str, target, **options) -> Estimator:
+    """The estimator ``name`` (a key of :data:`ESTIMATORS`) on ``target``."""
+    if name not in ESTIMATORS:
+        raise ValueError(f"name must be one of {', '.join(ESTIMATORS)}, got {name!r}")
+    return ESTIMATORS[name](target, **options)

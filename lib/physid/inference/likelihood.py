@@ -1,0 +1,421 @@
+"""Targets for the estimators: trajectory likelihoods with box priors, and analytic test targets.
+
+Every estimator in :mod:`physid.inference.estimators` works on a :class:`Target`: a flat vector
+``x`` per particle whose first ``n_params`` entries are the simulation parameters, normalised to
+the unit box of their limits (``z = (θ − θ_min) / (θ_max − θ_min)``), followed by any auxiliary
+variables (the shooting states of multiple shooting, in standardised state units). A target
+gives the log-likelihood (differentiable), the box prior, the equality constraints CSVGD
+enforces, and start particles (a Sobol sequence over the limits).
+
+:class:`TrajectoryLikelihood` is the paper's likelihood: Gaussian in (standardised) trajectory
+space, by single shooting or by multiple shooting with defect constraints, over one or several
+reference trajectories combined as an equal-weight mixture (a sum, through logsumexp) or as a
+product. :class:`GaussianTarget` and :class:`MixtureTarget` are closed-form targets for tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy.stats import qmc
+
+from physid.inference.pendulum import DoublePendulum
+
+Tensor = torch.Tensor
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Box limits of the estimated parameters (also the uniform prior)."""
+
+    names: tuple[str, ...]
+    lower: np.ndarray
+    upper: np.ndarray
+
+    def __post_init__(self) -> None:
+        lower = np.asarray(self.lower, dtype=float).reshape(-1)
+        upper = np.asarray(self.upper, dtype=float).reshape(-1)
+        object.__setattr__(self, "names", tuple(self.names))
+        object.__setattr__(self, "lower", lower)
+        object.__setattr__(self, "upper", upper)
+        if not (len(self.names) == lower.size == upper.size) or lower.size == 0:
+            raise ValueError(
+                f"limits: names, lower and upper must have one entry per parameter, got "
+                f"{len(self.names)}, {lower.size}, {upper.size}"
+            )
+        if not (np.isfinite(lower).all() and np.isfinite(upper).all()):
+            raise ValueError("limits must be finite")
+        bad = [n for n, lo, hi in zip(self.names, lower, upper, strict=True) if not lo < hi]
+        if bad:
+            raise ValueError(f"limits: min must be < max for every parameter; not for {bad}")
+
+    @classmethod
+    def from_dict(cls, limits: Mapping[str, tuple[float, float]]) -> Limits:
+        names = tuple(limits)
+        return cls(
+            names, np.array([limits[n][0] for n in names]), np.array([limits[n][1] for n in names])
+        )
+
+    @property
+    def dim(self) -> int:
+        return len(self.names)
+
+    @property
+    def width(self) -> np.ndarray:
+        return self.upper - self.lower
+
+    def normalise(self, theta) -> Tensor:
+        theta = torch.as_tensor(theta, dtype=torch.float64)
+        return (theta - _t(self.lower).to(theta)) / _t(self.width).to(theta)
+
+    def denormalise(self, z) -> Tensor:
+        z = torch.as_tensor(z, dtype=torch.float64)
+        return _t(self.lower).to(z) + _t(self.width).to(z) * z
+
+    def sobol(self, n: int) -> np.ndarray:
+        """``n`` points of the unscrambled Sobol sequence over the box (physical units).
+
+        The sequence starts at the corner ``lower``; we skip that first point, so the points
+        are the 2nd to the (n+1)-th.
+        """
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        sampler = qmc.Sobol(self.dim, scramble=False)
+        points = sampler.random(_pow2(n + 1))[1 : n + 1]
+        return self.lower + self.width * points
+
+    def contains(self, theta) -> np.ndarray:
+        theta = np.asarray(theta, dtype=float)
+        return np.all((theta >= self.lower) & (theta <= self.upper), axis=-1)
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def _t(x) -> Tensor:
+    return torch.as_tensor(np.asarray(x, dtype=float), dtype=torch.float64)
+
+
+class Target:
+    """What an estimator samples: ``x`` = (normalised parameters, auxiliary variables).
+
+    Subclasses implement :meth:`log_likelihood` and may override :meth:`constraints` and
+    :meth:`initial`. The prior is uniform over the unit box on the parameter block.
+    """
+
+    #: number of entries of ``x``
+    dim: int
+    #: the first ``n_params`` entries of ``x`` are the normalised parameters
+    n_params: int
+
+    def log_likelihood(self, x: Tensor) -> Tensor:  # pragma: no cover - interface
+        """The log-likelihood of each particle (N,), differentiable in ``x``."""
+        raise NotImplementedError
+
+    def log_prior(self, x: Tensor) -> Tensor:
+        """0 inside the unit box of the parameter block, ``-inf`` outside."""
+        z = x[..., : self.n_params]
+        inside = ((z >= 0) & (z <= 1)).all(-1)
+        return torch.where(inside, 0.0, -math.inf).to(x.dtype)
+
+    def log_density(self, x: Tensor) -> Tensor:
+        """The log-likelihood (and, for non-constrained samplers, the defect likelihood)."""
+        return self.log_likelihood(x)
+
+    def constraints(self, x: Tensor) -> Tensor:
+        """Equality constraints ``g(x) = 0`` that CSVGD enforces besides the limits: (N, C)."""
+        return x.new_zeros(x.shape[:-1] + (0,))
+
+    def limit_violation(self, x: Tensor) -> Tensor:
+        """``g_lim = clamp(z, 0, 1) − z`` on the parameter block (zero inside the box)."""
+        z = x[..., : self.n_params]
+        return z.clamp(0.0, 1.0) - z
+
+    def project(self, x: Tensor) -> Tensor:
+        """``x`` with the parameter block clamped into the unit box."""
+        return torch.cat((x[..., : self.n_params].clamp(0.0, 1.0), x[..., self.n_params :]), -1)
+
+    def initial(self, n: int) -> Tensor:
+        """``n`` start particles: the Sobol sequence over the box (no auxiliary variables)."""
+        if self.dim != self.n_params:
+            raise NotImplementedError("targets with auxiliary variables override initial()")
+        sampler = qmc.Sobol(self.n_params, scramble=False)
+        return torch.as_tensor(sampler.random(_pow2(n + 1))[1 : n + 1], dtype=torch.float64)
+
+    def centre(self) -> Tensor:
+        """The single-chain start: the centre of the box (auxiliary variables from initial)."""
+        x = self.initial(1)[0].clone()
+        x[: self.n_params] = 0.5
+        return x
+
+    def check_particles(self, x: Tensor, name: str = "x0") -> Tensor:
+        """``x`` as an (N, dim) float64 tensor inside the limits, else a ValueError naming it."""
+        x = torch.as_tensor(x, dtype=torch.float64)
+        if x.ndim != 2 or x.shape[1] != self.dim:
+            raise ValueError(f"{name} must have shape (N, {self.dim}), got {tuple(x.shape)}")
+        if not torch.isfinite(x).all():
+            raise ValueError(f"{name} must be finite")
+        if not torch.isfinite(self.log_prior(x)).all():
+            raise ValueError(f"{name}: start particles must lie inside the parameter limits")
+        return x
+
+
+class GaussianTarget(Target):
+    """A Gaussian ``N(mean, cov)`` on the unit box (for tests: it should sit well inside)."""
+
+    def __init__(self, mean: Sequence[float], cov: Sequence[Sequence[float]]):
+        self.mean = torch.as_tensor(mean, dtype=torch.float64)
+        self.cov = torch.as_tensor(cov, dtype=torch.float64)
+        self.dim = self.n_params = self.mean.numel()
+        self._dist = torch.distributions.MultivariateNormal(self.mean, self.cov)
+
+    def log_likelihood(self, x: Tensor) -> Tensor:
+        return self._dist.log_prob(x)
+
+    def sample(self, n: int, seed: int = 0) -> Tensor:
+        generator = torch.Generator().manual_seed(seed)
+        z = torch.randn((n, self.dim), generator=generator, dtype=torch.float64)
+        return self.mean + z @ torch.linalg.cholesky(self.cov).T
+
+
+class MixtureTarget(Target):
+    """An equal-weight mixture of isotropic Gaussians (for tests of mode coverage)."""
+
+    def __init__(self, means: Sequence[Sequence[float]], std: float):
+        self.means = torch.as_tensor(means, dtype=torch.float64)
+        self.std = float(std)
+        self.dim = self.n_params = self.means.shape[1]
+
+    def log_likelihood(self, x: Tensor) -> Tensor:
+        d2 = ((x[..., None, :] - self.means) ** 2).sum(-1) / self.std**2
+        log_norm = -0.5 * self.dim * math.log(2 * math.pi * self.std**2)
+        return torch.logsumexp(-0.5 * d2 + log_norm, -1) - math.log(len(self.means))
+
+
+def check_trajectories(trajectories, name: str = "trajectories") -> Tensor:
+    """Reference trajectories as an (R, T, 4) float64 tensor; ValueError naming ``name``.
+
+    Accepts one (T, 4) array, an (R, T, 4) array or a list of (T, 4) arrays (which must all
+    have the same length). Row 0 of each is the start state.
+    """
+    if isinstance(trajectories, list | tuple):
+        arrays = [np.asarray(a, dtype=float) for a in trajectories]
+        if not arrays:
+            raise ValueError(f"{name} must hold at least one trajectory")
+        lengths = sorted({a.shape[0] if a.ndim else -1 for a in arrays})
+        if len(lengths) > 1:
+            raise ValueError(f"{name} must all have the same length, got lengths {lengths}")
+        trajectories = np.stack(arrays) if all(a.ndim == 2 for a in arrays) else arrays[0]
+    x = torch.as_tensor(np.asarray(trajectories, dtype=float), dtype=torch.float64)
+    if x.ndim == 2:
+        x = x[None]
+    if x.ndim != 3 or x.shape[-1] != 4 or x.shape[1] < 2:
+        raise ValueError(
+            f"{name} must have shape (R, T, 4) with T >= 2 (row 0 the start state), "
+            f"got {tuple(x.shape)}"
+        )
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name} contain NaN or infinite values")
+    return x
+
+
+class TrajectoryLikelihood(Target):
+    """The Gaussian trajectory likelihood of simulation parameters, Heiden et al. (2022).
+
+    Args:
+        model: the simulator; its ``names`` must equal ``limits.names``.
+        trajectories: reference trajectories (R, T+1, 4); row 0 of each is its start state.
+        limits: the parameter limits (the box prior).
+        sigma_obs: observation noise, in standardised state units.
+        combine: ``"sum"`` (an equal-weight mixture over the references, Eq. 9 of the paper)
+            or ``"product"`` (independent samples, Eq. 10).
+        shooting_windows: 1 for single shooting; ``W > 1`` splits the T steps into W windows,
+            whose start states (windows 2…W) become auxiliary variables.
+        defects: ``"constraint"`` (CSVGD enforces ``g_def = 0``) or ``"likelihood"`` (a
+            Gaussian ``N(s^s | s, σ_def²)`` in the density, for the other estimators).
+        sigma_def: the defect scale σ_def (standardised state units).
+        defect_form: the constraints CSVGD sees: ``"vector"`` (default), one signed constraint
+            ``(s^s − s) / σ_def`` per state dimension and window boundary, or ``"squared"``,
+            the paper's ``‖s^s − s‖² / σ_def²`` per boundary. The squared form is never
+            negative, so its multipliers can only grow; the signed form lets them settle.
+        state_scale: ``(mean, std)`` of the four state dimensions for the standardisation;
+            default: over the reference trajectories.
+
+    States are standardised by the mean and standard deviation of each state dimension over
+    the reference trajectories (we divide by σ, not σ²).
+    """
+
+    def __init__(
+        self,
+        model: DoublePendulum,
+        trajectories,
+        limits: Limits,
+        sigma_obs: float = 0.1,
+        combine: str = "sum",
+        shooting_windows: int = 1,
+        defects: str = "constraint",
+        sigma_def: float = 0.1,
+        defect_form: str = "vector",
+        state_scale: tuple | None = None,
+    ):
+        if tuple(model.names) != tuple(limits.names):
+            raise ValueError(
+                f"limits name the parameters {limits.names}, the model estimates {model.names}"
+            )
+        if combine not in ("sum", "product"):
+            raise ValueError(f"combine must be 'sum' or 'product', got {combine!r}")
+        if defects not in ("constraint", "likelihood"):
+            raise ValueError(f"defects must be 'constraint' or 'likelihood', got {defects!r}")
+        if defect_form not in ("vector", "squared"):
+            raise ValueError(f"defect_form must be 'vector' or 'squared', got {defect_form!r}")
+        self.defect_form = defect_form
+        for label, value in (("sigma_obs", sigma_obs), ("sigma_def", sigma_def)):
+            if not (isinstance(value, int | float) and value > 0 and math.isfinite(value)):
+                raise ValueError(f"{label} must be a positive number, got {value!r}")
+        data = check_trajectories(trajectories)
+        n_steps = data.shape[1] - 1
+        if (
+            isinstance(shooting_windows, bool)
+            or not isinstance(shooting_windows, int)
+            or not 1 <= shooting_windows <= n_steps
+            or n_steps % shooting_windows
+        ):
+            raise ValueError(
+                f"shooting_windows must be a positive int dividing the {n_steps} steps, "
+                f"got {shooting_windows!r}"
+            )
+        if shooting_windows > 1 and not torch.allclose(
+            data[:, 0], data[:1, 0].expand_as(data[:, 0])
+        ):
+            raise ValueError(
+                "trajectories must share one start state for multiple shooting over several "
+                "references"
+            )
+        self.model, self.limits, self.data = model, limits, data
+        self.sigma_obs, self.sigma_def = float(sigma_obs), float(sigma_def)
+        self.combine, self.defects = combine, defects
+        self.windows = shooting_windows
+        self.n_steps, self.horizon = n_steps, n_steps // shooting_windows
+        if state_scale is None:
+            flat = data.reshape(-1, 4)
+            state_scale = (flat.mean(0), flat.std(0))
+        mean, std = (torch.as_tensor(np.asarray(v, dtype=float)) for v in state_scale)
+        if mean.shape != (4,) or std.shape != (4,) or not torch.all(std > 0):
+            raise ValueError("state_scale must be (mean, std) of 4 entries each, std > 0")
+        self.state_mean, self.state_std = mean, std.clamp_min(1e-8)
+        self.observed = self.standardise(data[:, 1:])  # (R, T, 4)
+        self.n_params = limits.dim
+        self.n_shoot = 4 * (shooting_windows - 1)
+        self.dim = self.n_params + self.n_shoot
+
+    # -- coordinates -----------------------------------------------------------------------
+    def standardise(self, states: Tensor) -> Tensor:
+        return (states - self.state_mean) / self.state_std
+
+    def unstandardise(self, states: Tensor) -> Tensor:
+        return self.state_mean + self.state_std * states
+
+    def parameters(self, x: Tensor) -> Tensor:
+        """Physical parameters (N, M) of the particles ``x``."""
+        return self.limits.denormalise(
+            torch.as_tensor(x, dtype=torch.float64)[..., : self.n_params]
+        )
+
+    def shooting_states(self, x: Tensor) -> Tensor:
+        """The start states (N, W−1, 4) of windows 2…W, in physical units."""
+        shoot = x[..., self.n_params :].reshape(*x.shape[:-1], self.windows - 1, 4)
+        return self.unstandardise(shoot)
+
+    # -- simulation ------------------------------------------------------------------------
+    def _simulate_windows(self, x: Tensor) -> tuple[Tensor, Tensor | None]:
+        """Predicted standardised states (N, R', T, 4) and the defects (N, W−1, 4) or None."""
+        theta = self.parameters(x)
+        s0 = self.data[:, 0]  # (R, 4)
+        if self.windows == 1:
+            pred = self.model.simulate(theta[:, None, :], s0[None], self.n_steps)  # (N, R, T, 4)
+            return self.standardise(pred), None
+        starts = torch.cat(
+            (s0[:1].expand(x.shape[0], 1, 4), self.shooting_states(x)), 1
+        )  # (N, W, 4)
+        pred = self.model.simulate(theta[:, None, :], starts, self.horizon)  # (N, W, h, 4)
+        pred = self.standardise(pred)
+        defects = x[:, self.n_params :].reshape(-1, self.windows - 1, 4) - pred[:, :-1, -1]
+        return pred.reshape(x.shape[0], 1, self.n_steps, 4), defects
+
+    def _per_reference(self, pred: Tensor) -> Tensor:
+        """Log-likelihood (N, R) of each reference under the predicted trajectories."""
+        resid = (pred - self.observed[None]) / self.sigma_obs  # (N, R, T, 4)
+        count = self.n_steps * 4
+        log_norm = -0.5 * count * math.log(2 * math.pi * self.sigma_obs**2)
+        return -0.5 * (resid**2).sum((-1, -2)) + log_norm
+
+    def _combine(self, per_ref: Tensor) -> Tensor:
+        if self.combine == "product":
+            return per_ref.sum(-1)
+        return torch.logsumexp(per_ref, -1) - math.log(per_ref.shape[-1])
+
+    def log_likelihood(self, x: Tensor) -> Tensor:
+        pred, _ = self._simulate_windows(x)
+        return self._combine(self._per_reference(pred))
+
+    def log_density(self, x: Tensor) -> Tensor:
+        pred, defects = self._simulate_windows(x)
+        value = self._combine(self._per_reference(pred))
+        if defects is not None and self.defects == "likelihood":
+            value = value - 0.5 * (defects**2).sum((-1, -2)) / self.sigma_def**2
+        return value
+
+    def _defect_constraints(self, defects: Tensor) -> Tensor:
+        if self.defect_form == "squared":
+            return (defects**2).sum(-1) / self.sigma_def**2
+        return defects.reshape(defects.shape[0], -1) / self.sigma_def
+
+    def constraints(self, x: Tensor) -> Tensor:
+        """The defect constraints (N, C) for CSVGD (none for single shooting)."""
+        return self.density_and_constraints(x)[1]
+
+    def density_and_constraints(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """:meth:`log_density` and :meth:`constraints` from one simulation."""
+        pred, defects = self._simulate_windows(x)
+        value = self._combine(self._per_reference(pred))
+        if defects is None:
+            return value, x.new_zeros(x.shape[:-1] + (0,))
+        if self.defects == "likelihood":
+            value = value - 0.5 * (defects**2).sum((-1, -2)) / self.sigma_def**2
+            return value, x.new_zeros(x.shape[:-1] + (0,))
+        return value, self._defect_constraints(defects)
+
+    # -- start particles -------------------------------------------------------------------
+    def initial(self, n: int) -> Tensor:
+        """Sobol parameters; shooting states from the references (particle i: reference i mod R)."""
+        z = self.limits.normalise(self.limits.sobol(n))
+        if self.windows == 1:
+            return z
+        idx = torch.arange(n) % self.observed.shape[0]
+        rows = torch.arange(1, self.windows) * self.horizon - 1  # observed index of s_{w h}
+        shoot = self.observed[idx][:, rows].reshape(n, -1)
+        return torch.cat((z, shoot), 1)
+
+    # -- evaluation ------------------------------------------------------------------------
+    def rollouts(self, theta: Tensor) -> Tensor:
+        """Single-shooting trajectories (N, R, T+1, 4) of physical parameters ``theta``."""
+        theta = torch.as_tensor(theta, dtype=torch.float64)
+        s0 = self.data[:, 0]
+        with torch.no_grad():
+            pred = self.model.simulate(theta[:, None, :], s0[None], self.n_steps)
+        return torch.cat((s0[None, :, None].expand(theta.shape[0], -1, 1, 4), pred), 2)
+
+    def mean_log_likelihood(self, theta: Tensor) -> Tensor:
+        """Per-observation single-shooting log-likelihood of each particle (N,), sum-combined."""
+        theta = torch.as_tensor(theta, dtype=torch.float64)
+        with torch.no_grad():
+            pred = self.standardise(
+                self.model.simulate(theta[:, None, :], self.data[None, :, 0], self.n_steps)
+            )
+            per_ref = self._per_reference(pred)
+        return (torch.logsumexp(per_ref, -1) - math.log(per_ref.shape[-1])) / (self.n_steps * 4)

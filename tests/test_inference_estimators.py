@@ -1,0 +1,146 @@
+"""Every estimator behind the shared interface, on a tiny pendulum and on a Gaussian."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from physid.inference.base import History
+from physid.inference.estimators import ESTIMATORS, make_estimator
+from physid.inference.experiments import (
+    compare_estimators,
+    length_limits,
+    point_mass_model,
+    simulate_references,
+    sizes,
+)
+from physid.inference.likelihood import GaussianTarget, TrajectoryLikelihood
+
+TINY = {
+    "SVGD": {},
+    "CSVGD": {},
+    "SGLD": {},
+    "CEM": {},
+    "Emcee": {},
+    "NUTS": {"warmup_steps": 2, "max_tree_depth": 2},
+    "BayesSim": {"n_simulations": 64, "downsample": 5, "batch_size": 32},
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_refs():
+    return simulate_references(point_mass_model(compiled=False), np.array([[1.5, 2.0]]), 20)
+
+
+def tiny_target(refs, name):
+    windows, defects = (4, "constraint") if name == "CSVGD" else (1, "likelihood")
+    return TrajectoryLikelihood(
+        point_mass_model(compiled=False),
+        refs,
+        length_limits(),
+        shooting_windows=windows,
+        defects=defects,
+    )
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_interface_on_a_tiny_problem(tiny_refs, name):
+    target = tiny_target(tiny_refs, name)
+    estimator = make_estimator(name, target, n_particles=8, seed=3, **TINY[name])
+    history = estimator.run(4, record_every=2, progress=False)
+    assert isinstance(history, History) and history.name == name
+    assert history.iterations == [0, 2, 4] and estimator.iteration == 4
+    assert len(history.seconds) == 3 and history.seconds[-1] >= history.seconds[0]
+    x = estimator.particles
+    expected = 5 if estimator.single_chain else 8  # a chain reports its samples so far
+    assert x.shape == (expected, target.dim) and torch.isfinite(x).all()
+    theta = estimator.parameters()
+    assert theta.shape == (expected, 2)
+    assert np.all(theta >= 0.5 - 0.05) and np.all(theta <= 5.0 + 0.05)
+    again = make_estimator(name, target, n_particles=8, seed=3, **TINY[name])
+    again.run(4, progress=False)
+    np.testing.assert_allclose(again.particles.numpy(), x.numpy(), rtol=1e-8, atol=1e-10)
+    estimator.step()
+    assert estimator.iteration == 5
+
+
+def test_chain_estimators_start_at_the_centre_and_particle_methods_on_sobol(tiny_refs):
+    target = tiny_target(tiny_refs, "SGLD")
+    sgld = make_estimator("SGLD", target, n_particles=8)
+    sgld.initialise()
+    np.testing.assert_allclose(sgld.particles.numpy(), [[0.5, 0.5]])
+    svgd = make_estimator("SVGD", target, n_particles=8)
+    svgd.initialise()
+    np.testing.assert_allclose(
+        svgd.particles.numpy(), length_limits().normalise(length_limits().sobol(8)).numpy()
+    )
+
+
+def test_bad_estimator_arguments(tiny_refs):
+    target = tiny_target(tiny_refs, "SVGD")
+    with pytest.raises(ValueError, match="name must be one of"):
+        make_estimator("HMC", target)
+    with pytest.raises(ValueError, match="n_particles must be >= 2 \\* dim"):
+        make_estimator("Emcee", target, n_particles=3)
+    with pytest.raises(ValueError, match="n_particles"):
+        make_estimator("SVGD", target, n_particles=0)
+    with pytest.raises(ValueError, match="single-shooting"):
+        make_estimator("BayesSim", tiny_target(tiny_refs, "CSVGD"))
+    with pytest.raises(ValueError, match="n_iterations"):
+        make_estimator("SVGD", target).run(-1, progress=False)
+
+
+GAUSS = GaussianTarget([0.4, 0.6], [[0.004, 0.001], [0.001, 0.002]])
+
+
+@pytest.mark.parametrize(
+    "name, options, iterations, tol",
+    [
+        ("SGLD", {"stepsize": 0.02}, 3000, 0.03),
+        ("Emcee", {}, 300, 0.02),
+        ("NUTS", {"warmup_steps": 100}, 400, 0.03),
+    ],
+)
+def test_samplers_recover_a_gaussian_mean(name, options, iterations, tol):
+    estimator = make_estimator(name, GAUSS, n_particles=400, seed=1, **options)
+    estimator.run(iterations, progress=False)
+    x = estimator.particles
+    torch.testing.assert_close(x.mean(0), GAUSS.mean, atol=tol, rtol=0)
+    assert torch.all(x.std(0) < 3 * GAUSS.cov.diagonal().sqrt())
+
+
+def test_cem_collapses_onto_the_mode():
+    estimator = make_estimator("CEM", GAUSS, n_particles=100, seed=0)
+    estimator.run(30, progress=False)
+    x = estimator.particles
+    torch.testing.assert_close(x.mean(0), GAUSS.mean, atol=0.02, rtol=0)
+    assert torch.all(x.std(0) < 0.2 * GAUSS.cov.diagonal().sqrt())
+
+
+def test_bayessim_learns_a_posterior_near_the_truth():
+    refs = simulate_references(point_mass_model(compiled=False), np.array([[1.5, 2.0]]), 100)
+    target = tiny_target(refs, "BayesSim")
+    estimator = make_estimator(
+        "BayesSim",
+        target,
+        n_particles=100,
+        seed=0,
+        n_simulations=800,
+        downsample=10,
+        batch_size=100,
+    )
+    estimator.run(150, progress=False)
+    theta = estimator.parameters()
+    assert estimator.losses[-1] < estimator.losses[0]
+    assert np.linalg.norm(np.median(theta, 0) - [1.5, 2.0]) < 0.5
+    assert theta.std(0).max() < 1.0  # the prior's std is 1.3
+
+
+def test_sweep_through_joblib():
+    s = sizes("quick")
+    runs = compare_estimators(s, ("SVGD", "CEM"), seeds=(0, 1), n_jobs=1)
+    assert [(r.name, r.seed) for r in runs] == [("SVGD", 0), ("CEM", 0), ("SVGD", 1), ("CEM", 1)]
+    assert all(np.isfinite(r.kl[-1]) and np.isfinite(r.mmd[-1]) for r in runs)
+    with pytest.raises(ValueError, match="n_jobs"):
+        compare_estimators(s, ("SVGD",), n_jobs=0)
