@@ -1,0 +1,212 @@
+"""Ground truth: RK4 steps of the constrained dynamics, collision detection, contact impulses.
+
+This is the paper's Algorithm 1 as the authors run it: one fixed RK4 step of the smooth dynamics
+from t_i to t_{i+1}, then discrete collision detection at the new positions and, for every sample
+with a penetrating candidate (d < 0), one velocity jump from the contact model. Positions never
+jump, so a penetration is removed over later steps by penetration compensation.
+
+Samples are grouped by their number of simultaneous contacts C, and each group is resolved in one
+batched call, so the contact layer (fast solver or cvxpylayers) is shared by all samples with the
+same C. The inverse inertia and the force can be replaced (a learned M⁻¹ and potential), which is
+how a CLNN with the contact model plugs in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+from tqdm.auto import tqdm
+
+from physid.contact.mechanics import acceleration
+from physid.contact.model import ContactSpace, SolverLog, contact_frame, penetration_target
+from physid.contact.system import ContactSystem
+
+
+@dataclass(frozen=True)
+class ContactEvent:
+    """One group of samples resolved together, for diagnostics (see :func:`apply_contacts`).
+
+    Attributes:
+        space: the contact-space problem.
+        resolution: the contact model's answer.
+        jacobian: ``(b, C·k, N)`` contact Jacobians.
+        constraint_jacobian: ``(b, E, N)`` equality-constraint Jacobians, or None.
+        inv_mass: the inverse inertia used.
+        distance: ``(b, C)`` signed distances.
+        candidates: ``(b, C)`` indices of the candidate contacts.
+    """
+
+    space: ContactSpace
+    resolution: object
+    jacobian: Tensor
+    constraint_jacobian: Tensor | None
+    inv_mass: Tensor
+    distance: Tensor
+    candidates: Tensor
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """Simulated trajectories.
+
+    Attributes:
+        x: ``(B, T + 1, N)`` positions.
+        v: ``(B, T + 1, N)`` velocities.
+        contact: ``(B, T)`` whether a contact impulse was applied at the end of step t.
+        n_contacts: ``(B, T)`` number of simultaneous contacts resolved at step t.
+        log: how the contact problems were solved.
+    """
+
+    x: Tensor
+    v: Tensor
+    contact: Tensor
+    n_contacts: Tensor
+    log: SolverLog = field(default_factory=SolverLog)
+
+
+def rk4_step(
+    x: Tensor, v: Tensor, dt: float, accel: Callable[[Tensor, Tensor], Tensor]
+) -> tuple[Tensor, Tensor]:
+    """One classical Runge-Kutta step of ``(ẋ, v̇) = (v, accel(x, v))``."""
+    k1x, k1v = v, accel(x, v)
+    k2x, k2v = v + 0.5 * dt * k1v, accel(x + 0.5 * dt * k1x, v + 0.5 * dt * k1v)
+    k3x, k3v = v + 0.5 * dt * k2v, accel(x + 0.5 * dt * k2x, v + 0.5 * dt * k2v)
+    k4x, k4v = v + dt * k3v, accel(x + dt * k3x, v + dt * k3v)
+    x_new = x + dt / 6 * (k1x + 2 * k2x + 2 * k3x + k4x)
+    v_new = v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+    return x_new, v_new
+
+
+def apply_contacts(
+    system: ContactSystem,
+    model,
+    x: Tensor,
+    v: Tensor,
+    mu: Tensor,
+    cor: Tensor,
+    dt: float,
+    log: SolverLog,
+    inv_mass: Tensor | None = None,
+    on_event: Callable[[ContactEvent], None] | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The velocities after the contact impulses at positions ``x``.
+
+    Args:
+        system: the system (detection, constraints).
+        model: a contact model with ``resolve(space, log)`` and a ``compensation`` fraction
+            (:class:`~physid.contact.model.ContactModel` or
+            :class:`~physid.contact.lcp.LCPModel`).
+        x: ``(B, N)`` positions.
+        v: ``(B, N)`` velocities before the impulses.
+        mu: ``(P,)`` friction coefficient per candidate contact.
+        cor: ``(P,)`` restitution coefficient per candidate contact.
+        dt: time step (for penetration compensation).
+        log: receives the solver counts.
+        inv_mass: inverse inertia to use instead of the system's (e.g. a learned one).
+        on_event: called with every resolved group as a :class:`ContactEvent` (diagnostics).
+
+    Returns:
+        ``(v_after, n_contacts)`` with ``n_contacts`` of shape ``(B,)``.
+    """
+    inv_mass = system.inv_mass if inv_mass is None else inv_mass
+    detection = system.detect(x)
+    active = detection.distance < 0
+    counts = active.sum(1)
+    dv = torch.zeros_like(v)
+    k = system.contact_dim
+    for C in counts.unique().tolist():
+        if C == 0:
+            continue
+        rows = (counts == C).nonzero()[:, 0]
+        cand = active[rows].nonzero()[:, 1].reshape(len(rows), C)
+        J = detection.jacobian[rows[:, None], cand].reshape(len(rows), C * k, -1)
+        distance = detection.distance[rows[:, None], cand]
+        G = system.constraint_jacobian(x[rows])
+        frame = contact_frame(inv_mass, J, G)
+        space = ContactSpace(
+            factor=frame.factor,
+            velocity=(J @ v[rows][..., None])[..., 0],
+            target=penetration_target(distance, k, dt, model.compensation),
+            mu=mu[cand],
+            cor=cor[cand],
+            k=k,
+        )
+        resolution = model.resolve(space, log)
+        if on_event is not None:
+            on_event(ContactEvent(space, resolution, J, G, inv_mass, distance, cand))
+        dv = dv.index_put((rows,), frame.velocity_change(resolution.impulse))
+    return v + dv, counts
+
+
+def simulate(
+    system: ContactSystem,
+    x0: Tensor,
+    v0: Tensor,
+    n_steps: int,
+    dt: float,
+    model,
+    mu: Tensor,
+    cor: Tensor,
+    inv_mass: Tensor | None = None,
+    force: Callable[[Tensor], Tensor] | None = None,
+    progress: bool = False,
+    on_event: Callable[[ContactEvent], None] | None = None,
+) -> Rollout:
+    """Roll out ``n_steps`` steps of Algorithm 1 from ``(x0, v0)`` (each ``(B, N)``).
+
+    Args:
+        system: the system.
+        x0: initial positions.
+        v0: initial velocities.
+        n_steps: number of steps.
+        dt: time step.
+        model: the contact model (``resolve(space, log)``).
+        mu: ``(P,)`` friction per candidate contact.
+        cor: ``(P,)`` restitution per candidate contact.
+        inv_mass: inverse inertia replacing the system's (dynamics and contacts).
+        force: force field ``x -> -∇V`` replacing the system's.
+        progress: show a progress bar.
+        on_event: diagnostics callback, see :func:`apply_contacts`.
+    """
+    if not (isinstance(n_steps, int) and n_steps >= 1):
+        raise ValueError(f"n_steps must be a positive int, got {n_steps!r}")
+    if not dt > 0:
+        raise ValueError(f"dt must be positive, got {dt!r}")
+    P = system.n_candidates
+    if mu.shape != (P,) or cor.shape != (P,):
+        raise ValueError(
+            f"mu and cor need one value per candidate contact ({P}), "
+            f"got {tuple(mu.shape)} and {tuple(cor.shape)}"
+        )
+    if x0.shape != v0.shape or x0.dim() != 2 or x0.shape[1] != system.n_coords:
+        raise ValueError(
+            f"x0 and v0 must be (B, {system.n_coords}), got {tuple(x0.shape)}, {tuple(v0.shape)}"
+        )
+    minv = system.inv_mass if inv_mass is None else inv_mass
+    force_fn = system.force if force is None else force
+
+    def accel(x: Tensor, v: Tensor) -> Tensor:
+        return acceleration(x, v, minv, force_fn(x), system.constraints)
+
+    log = SolverLog()
+    xs, vs, counts = [x0], [v0], []
+    x, v = x0, v0
+    for _ in tqdm(
+        range(n_steps), desc=f"simulating {system.name}", disable=not progress, leave=False
+    ):
+        x, v = rk4_step(x, v, dt, accel)
+        v, n = apply_contacts(system, model, x, v, mu, cor, dt, log, minv, on_event)
+        xs.append(x)
+        vs.append(v)
+        counts.append(n)
+    n_contacts = torch.stack(counts, 1)
+    return Rollout(
+        x=torch.stack(xs, 1),
+        v=torch.stack(vs, 1),
+        contact=n_contacts > 0,
+        n_contacts=n_contacts,
+        log=log,
+    )

@@ -1,0 +1,412 @@
+"""The differentiable contact model of Zhong, Dey & Chakraborty (2021).
+
+A contact is resolved in contact space, where each contact i has ``k`` components, the normal
+then the tangent(s): ``k = 1`` for a limit constraint, ``k = 2`` for a planar and ``k = 3`` for a
+spatial frictional contact. With ``A = J M̂⁻¹ Jᵀ`` the contact-space inverse inertia (``J`` the
+contact Jacobian, ``M̂⁻¹`` the inverse inertia restricted to the velocities that respect the
+equality constraints) and ``v_C = J v`` the contact-space velocity before the impulse:
+
+* **Compression**, problem (5): the impulse that minimises the kinetic energy after it (the
+  maximum-dissipation principle),
+
+  ``f^c = argmin ½ fᵀ A f + fᵀ v_C``  s.t.  ``‖f_t,i‖ ≤ μ_i f_n,i``,  ``f_n,i ≥ 0``;
+
+* **Restitution**, problems (6)–(7): Poisson's hypothesis as the inequality
+  ``f^r_n,i ≥ e_i f^c_n,i`` (6), so that a larger impulse may also remove penetration,
+
+  ``f^r = argmin ½ fᵀ A f + fᵀ (v_C^{c+} - v*)``  s.t. the cone and (6),
+
+  with ``v_C^{c+} = v_C + A f^c`` and the target velocity ``v*`` of penetration compensation
+  (:func:`penetration_target`): ``v*_n,i = -d_i / (8 Δt)`` for a penetration ``d_i < 0``.
+
+The total impulse is ``f^c + f^r``, and the generalised velocity jumps by ``M̂⁻¹ Jᵀ (f^c + f^r)``.
+The regularised variant **CMr** replaces ``A`` by ``A + εI`` inside both problems (the velocity
+update keeps ``A``), so each has a unique minimiser.
+
+Under CM, ``A`` may be singular (more contact rows than the bodies' freedoms, or the pivoted
+gyroscope). Then both problems have a unique velocity but possibly no unique impulse, and a
+linear term with a component outside the range of ``A`` would make them unbounded. As the
+authors project v* "to avoid an unbounded problem", the linear terms are projected (with a
+detached projector) onto the range of ``A`` restricted to the components that are free
+(tangents of frictionless contacts are fixed at zero); in exact arithmetic ``J v`` already lies
+there, so the projection only removes constraint drift and the part of v* no impulse can reach.
+
+Both problems are solved by :mod:`physid.contact.fast` (batched, exact, implicit gradients) or by
+:mod:`physid.contact.reference` (cvxpylayers). Where the fast solver cannot return a verified
+exact solution with a gradient, which happens when ``A`` is singular and the impulse is not
+unique (the pivoted gyroscope under CM), the sample is re-solved by cvxpylayers and counted in a
+:class:`SolverLog`; nothing is ever replaced by a zero impulse.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from physid.contact import fast, reference
+from physid.contact.reference import ContactSolverError
+
+__all__ = [
+    "COMPENSATION",
+    "ContactFrame",
+    "ContactModel",
+    "ContactSpace",
+    "Resolution",
+    "SolverLog",
+    "VARIANTS",
+    "check_inverse_inertia",
+    "contact_frame",
+    "penetration_target",
+]
+
+#: The model variants, CM (problems (5) and (7) as stated) and CMr (A + εI).
+VARIANTS = ("CM", "CMr")
+#: The solvers, the batched exact solver and cvxpylayers.
+SOLVERS = ("fast", "reference")
+#: Fraction of a penetration corrected per time step, v*_n = -COMPENSATION · d / Δt.
+COMPENSATION = 1.0 / 8.0
+
+
+@dataclass
+class SolverLog:
+    """Counts of contact problems (one per sample and phase) by how they were solved.
+
+    Attributes:
+        fast_exact: solved exactly by the fast solver (verified active-set polish).
+        fast_unpolished: interior-point solutions used as they are, where no gradient was
+            needed and the active-set system was singular (the minimiser is not unique).
+        fallbacks: re-solved by cvxpylayers because the fast solver could not give a gradient
+            or did not converge.
+        reference: solved by cvxpylayers because the model asked for it.
+        lcp: samples resolved by the LCP model (:mod:`physid.contact.lcp`, one problem each).
+        contact_counts: samples resolved per number of simultaneous contacts.
+    """
+
+    fast_exact: int = 0
+    fast_unpolished: int = 0
+    fallbacks: int = 0
+    reference: int = 0
+    lcp: int = 0
+    contact_counts: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def problems(self) -> int:
+        """All contact problems solved."""
+        return self.fast_exact + self.fast_unpolished + self.fallbacks + self.reference + self.lcp
+
+    def summary(self) -> str:
+        """One line, e.g. for a chapter: how many problems each path solved."""
+        text = (
+            f"{self.problems} contact problems: {self.fast_exact} exact (fast), "
+            f"{self.fast_unpolished} interior point without gradient (fast), "
+            f"{self.fallbacks} cvxpylayers fallbacks, {self.reference} cvxpylayers"
+        )
+        return text + (f", {self.lcp} LCP" if self.lcp else "")
+
+
+def _check_finite(name: str, value: Tensor) -> None:
+    if not isinstance(value, Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if not value.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor, got dtype {value.dtype}")
+    if not bool(torch.isfinite(value).all()):
+        raise ValueError(f"{name} must be finite, got {value}")
+
+
+@dataclass(frozen=True)
+class ContactSpace:
+    """The contact-space data of B samples that share the contact count C.
+
+    Attributes:
+        factor: ``(B, r, C·k)`` with A = factorᵀ factor, the contact-space inverse inertia.
+        velocity: ``(B, C·k)`` contact-space velocity v_C = J v before the impulse; a positive
+            normal component means separating.
+        target: ``(B, C·k)`` penetration-compensating target velocity v*.
+        mu: ``(B, C)`` friction coefficients, ≥ 0 (unused for k = 1).
+        cor: ``(B, C)`` coefficients of restitution, in [0, 1].
+        k: components per contact (1, 2 or 3).
+    """
+
+    factor: Tensor
+    velocity: Tensor
+    target: Tensor
+    mu: Tensor
+    cor: Tensor
+    k: int
+
+    def __post_init__(self) -> None:
+        if self.k not in (1, 2, 3):
+            raise ValueError(f"k must be 1, 2 or 3, got {self.k!r}")
+        for name in ("factor", "velocity", "target", "mu", "cor"):
+            _check_finite(name, getattr(self, name))
+        if self.factor.dim() != 3 or self.mu.dim() != 2:
+            raise ValueError(
+                f"factor must be (B, r, C·k) and mu (B, C), got {tuple(self.factor.shape)} "
+                f"and {tuple(self.mu.shape)}"
+            )
+        B, C = self.mu.shape
+        m = C * self.k
+        shapes = {
+            "factor": (self.factor.shape[0], self.factor.shape[2]),
+            "velocity": tuple(self.velocity.shape),
+            "target": tuple(self.target.shape),
+        }
+        for name, shape in shapes.items():
+            if shape != (B, m):
+                raise ValueError(
+                    f"{name} has shape {tuple(getattr(self, name).shape)}, which does not match "
+                    f"{B} samples of {C} contacts with k={self.k}"
+                )
+        if tuple(self.cor.shape) != (B, C):
+            raise ValueError(f"cor must have shape {(B, C)}, got {tuple(self.cor.shape)}")
+        if bool((self.mu < 0).any()):
+            raise ValueError(f"mu must be non-negative, got {self.mu}")
+        if bool(((self.cor < 0) | (self.cor > 1)).any()):
+            raise ValueError(f"cor (restitution) must lie in [0, 1], got {self.cor}")
+
+    @property
+    def batch(self) -> int:
+        return self.mu.shape[0]
+
+    @property
+    def n_contacts(self) -> int:
+        return self.mu.shape[1]
+
+    @property
+    def A(self) -> Tensor:
+        """The contact-space inverse inertia factorᵀ factor (positive semi-definite)."""
+        return self.factor.transpose(1, 2) @ self.factor
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The impulses of the two phases, ``(B, C, k)`` each, and the velocity after them."""
+
+    compression: Tensor
+    restitution: Tensor
+    velocity_after: Tensor
+
+    @property
+    def impulse(self) -> Tensor:
+        """The total impulse f^c + f^r."""
+        return self.compression + self.restitution
+
+
+def _range_projector(A: Tensor, rtol: float = 1e-9) -> Tensor:
+    """Detached orthogonal projector onto the range of each A (the identity where A ≻ 0)."""
+    with torch.no_grad():
+        values, vectors = torch.linalg.eigh(A)
+        null = values <= rtol * values.abs().amax(-1, keepdim=True).clamp_min(1e-300)
+        basis = vectors * null[:, None, :]
+        eye = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        return eye - basis @ vectors.transpose(1, 2)
+
+
+def _free_range_projector(A: Tensor, mu: Tensor, k: int) -> Tensor:
+    """Detached projector onto the range of A restricted to the free components.
+
+    The tangents of frictionless contacts are not free (their f_t is 0): A loses their rows and
+    columns, and the projector is the identity on them, so their velocity (which fixes the
+    direction friction would take at μ > 0) is kept.
+    """
+    free = torch.ones(*mu.shape, k, dtype=torch.bool, device=A.device)
+    if k >= 2:
+        free[..., 1:] = (mu != 0)[..., None]
+    free = free.flatten(1)
+    reduced = A * (free[:, :, None] & free[:, None, :])
+    return _range_projector(reduced) + torch.diag_embed((~free).to(A.dtype))
+
+
+def _project(P: Tensor, v: Tensor) -> Tensor:
+    return (P @ v[..., None])[..., 0]
+
+
+@dataclass(frozen=True)
+class ContactModel:
+    """The contact model: variant, regularisation and solver.
+
+    Attributes:
+        variant: ``"CM"`` (problems (5) and (7)) or ``"CMr"`` (A + εI in both).
+        reg: ε of CMr.
+        solver: ``"fast"`` (:mod:`physid.contact.fast`, with cvxpylayers as the counted
+            fallback) or ``"reference"`` (cvxpylayers for every problem).
+        fallback: whether the fast solver may fall back to cvxpylayers; if not, a sample it
+            cannot solve raises :class:`~physid.contact.reference.ContactSolverError`.
+        batched_reference: one batched cvxpylayers call per group, or one call per sample.
+        compensation: fraction of a penetration removed per step, through the target v*
+            (:func:`penetration_target`; 0 switches penetration compensation off).
+    """
+
+    variant: str = "CM"
+    reg: float = 0.01
+    solver: str = "fast"
+    fallback: bool = True
+    batched_reference: bool = True
+    compensation: float = COMPENSATION
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if not (isinstance(self.reg, int | float) and math.isfinite(self.reg) and self.reg > 0):
+            raise ValueError(f"reg must be a positive finite number, got {self.reg!r}")
+        if not (math.isfinite(self.compensation) and self.compensation >= 0):
+            raise ValueError(f"compensation must be >= 0, got {self.compensation!r}")
+
+    def resolve(self, space: ContactSpace, log: SolverLog | None = None) -> Resolution:
+        """Solve compression (5) then restitution (7) for every sample of ``space``."""
+        log = SolverLog() if log is None else log
+        A = space.A
+        B, C, k = space.batch, space.n_contacts, space.k
+        log.contact_counts[C] = log.contact_counts.get(C, 0) + B
+        if self.variant == "CMr":
+            eye = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+            A_solve = A + self.reg * eye
+            factor_solve = torch.linalg.cholesky(A_solve).transpose(1, 2)
+            project = None
+        else:
+            A_solve, factor_solve = A, space.factor
+            project = _free_range_projector(A, space.mu, k)
+        needs_grad = torch.is_grad_enabled() and any(
+            t.requires_grad
+            for t in (space.factor, space.velocity, space.target, space.mu, space.cor)
+        )
+
+        def phase(c: Tensor, lb: Tensor) -> Tensor:
+            if project is not None:
+                c = _project(project, c)
+            return self._solve(A_solve, factor_solve, c, space.mu, lb, k, needs_grad, log)
+
+        compression = phase(space.velocity, torch.zeros_like(space.mu))
+        after_compression = space.velocity + (A @ compression.reshape(B, -1, 1))[..., 0]
+        lb = space.cor * compression[..., 0]
+        restitution = phase(after_compression - space.target, lb)
+        after = after_compression + (A @ restitution.reshape(B, -1, 1))[..., 0]
+        return Resolution(compression=compression, restitution=restitution, velocity_after=after)
+
+    def _solve(self, A, factor, c, mu, lb, k, needs_grad: bool, log: SolverLog) -> Tensor:
+        if self.solver == "reference":
+            log.reference += c.shape[0]
+            return reference.solve(factor, c, mu, lb, k, batched=self.batched_reference)
+        solution = fast.solve(A, c, mu, lb, k)
+        unusable = ~solution.polished & (~solution.converged | needs_grad)
+        n_unpolished = int((~solution.polished & ~unusable).sum())
+        log.fast_exact += int(solution.polished.sum())
+        log.fast_unpolished += n_unpolished
+        if not bool(unusable.any()):
+            return solution.impulse
+        index = unusable.nonzero()[:, 0]
+        if not self.fallback:
+            raise ContactSolverError(
+                f"the fast contact solver could not solve {len(index)} of {c.shape[0]} problems "
+                f"exactly with a gradient (samples {index.tolist()[:10]}), and fallback=False"
+            )
+        log.fallbacks += len(index)
+        redo = reference.solve(
+            factor[index], c[index], mu[index], lb[index], k, batched=self.batched_reference
+        )
+        return solution.impulse.index_put((index,), redo)
+
+
+def penetration_target(
+    distance: Tensor, k: int, dt: float, fraction: float = COMPENSATION
+) -> Tensor:
+    """The target velocity v* of penetration compensation (Appendix G of the paper).
+
+    Args:
+        distance: ``(B, C)`` signed distances (negative: penetration).
+        k: components per contact.
+        dt: the time step.
+        fraction: share of the penetration removed per step (1/8, as in the authors' code).
+
+    Returns:
+        ``(B, C·k)``: ``v*_n = -fraction · min(d, 0) / dt`` on the normals, zero on tangents.
+    """
+    if not (math.isfinite(dt) and dt > 0):
+        raise ValueError(f"dt must be a positive finite number, got {dt!r}")
+    if not (math.isfinite(fraction) and fraction >= 0):
+        raise ValueError(f"fraction must be a non-negative finite number, got {fraction!r}")
+    normal = -fraction * distance.clamp(max=0.0) / dt
+    target = torch.zeros(*distance.shape, k, dtype=distance.dtype, device=distance.device)
+    target[..., 0] = normal
+    return target.flatten(1)
+
+
+def check_inverse_inertia(inv_mass: Tensor, rtol: float = 1e-10) -> None:
+    """Raise a ValueError unless ``inv_mass`` (``(N, N)`` or ``(B, N, N)``) is symmetric PSD."""
+    _check_finite("inv_mass", inv_mass)
+    if inv_mass.dim() not in (2, 3) or inv_mass.shape[-1] != inv_mass.shape[-2]:
+        raise ValueError(f"inv_mass must be square, got shape {tuple(inv_mass.shape)}")
+    scale = inv_mass.abs().amax().clamp_min(1e-300)
+    if bool(((inv_mass - inv_mass.transpose(-1, -2)).abs() > rtol * scale).any()):
+        raise ValueError("inv_mass (the inverse inertia) must be symmetric")
+    smallest = torch.linalg.eigvalsh(inv_mass.detach()).amin()
+    if float(smallest) < -1e-9 * float(scale):
+        raise ValueError(
+            f"inv_mass (the inverse inertia) must be positive semi-definite, "
+            f"its smallest eigenvalue is {float(smallest):.3g}"
+        )
+
+
+@dataclass(frozen=True)
+class ContactFrame:
+    """The generalised-coordinate side of a contact space.
+
+    With ``M⁻¹ = L Lᵀ`` and the projector ``P = I - Lᵀ Gᵀ (G M⁻¹ Gᵀ)⁻¹ G L`` onto the
+    velocities allowed by the equality constraints (Jacobian ``G``), the constrained inverse
+    inertia is ``M̂⁻¹ = L P Lᵀ`` and ``A = J M̂⁻¹ Jᵀ = FᵀF`` with ``F = P Lᵀ Jᵀ``: positive
+    semi-definite by construction (the subject of the paper's Appendix E). An impulse ``f``
+    changes the velocity by ``M̂⁻¹ Jᵀ f = L F f``.
+
+    Attributes:
+        factor: ``(B, N, C·k)`` the factor F.
+        chol: ``(N, N)`` or ``(B, N, N)`` the factor L of M⁻¹.
+    """
+
+    factor: Tensor
+    chol: Tensor
+
+    def velocity_change(self, impulse: Tensor) -> Tensor:
+        """``(B, N)`` the jump M̂⁻¹ Jᵀ f of the generalised velocity for ``(B, C, k)`` impulses."""
+        y = (self.factor @ impulse.reshape(impulse.shape[0], -1, 1))[..., 0]
+        return (self.chol @ y[..., None])[..., 0]
+
+
+def contact_frame(
+    inv_mass: Tensor, jacobian: Tensor, constraint_jacobian: Tensor | None = None
+) -> ContactFrame:
+    """The :class:`ContactFrame` of contact Jacobians ``(B, C·k, N)``.
+
+    Args:
+        inv_mass: ``(N, N)`` or ``(B, N, N)`` inverse inertia M⁻¹ (positive definite).
+        jacobian: ``(B, C·k, N)`` contact Jacobian J (rows: normal, tangents per contact).
+        constraint_jacobian: ``(B, E, N)`` Jacobian G of the equality constraints, or None.
+    """
+    check_inverse_inertia(inv_mass)
+    _check_finite("jacobian", jacobian)
+    N = inv_mass.shape[-1]
+    if jacobian.dim() != 3 or jacobian.shape[-1] != N:
+        raise ValueError(
+            f"jacobian must be (B, C·k, {N}) to match inv_mass, got {tuple(jacobian.shape)}"
+        )
+    chol, info = torch.linalg.cholesky_ex(inv_mass)
+    if bool((info != 0).any()):
+        raise ValueError("inv_mass (the inverse inertia) must be positive definite")
+    lt_jt = chol.transpose(-1, -2) @ jacobian.transpose(1, 2)
+    if constraint_jacobian is not None:
+        _check_finite("constraint_jacobian", constraint_jacobian)
+        if constraint_jacobian.dim() != 3 or constraint_jacobian.shape[::2] != (
+            jacobian.shape[0],
+            N,
+        ):
+            raise ValueError(
+                f"constraint_jacobian must be (B, E, {N}), got {tuple(constraint_jacobian.shape)}"
+            )
+        g_l = constraint_jacobian @ chol  # G L, (B, E, N)
+        gram = g_l @ g_l.transpose(1, 2)  # G M⁻¹ Gᵀ
+        lt_jt = lt_jt - g_l.transpose(1, 2) @ torch.linalg.solve(gram, g_l @ lt_jt)
+    return ContactFrame(factor=lt_jt, chol=chol)

@@ -1,0 +1,143 @@
+"""A rope of point masses with bend and stretch limits: contacts that are limit constraints.
+
+Node 0 hangs from the origin by a spring and node i from node i-1; with link lengths ``l_i`` and
+rest length ``l₀``, the potential is ``V = k Σ_i (l_i - l₀)² + Σ_i m_i g y_i`` (no ½, as in the
+authors' code). Each link has the absolute angle ``q_i`` (atan2 of its direction); the limits are
+``|q_i - q_{i-1}| ≤ bend`` (``n - 1`` candidates, then) ``stretch_min l₀ ≤ l_i ≤ stretch_max l₀``
+(``n`` candidates), each a one-component contact (k = 1) with signed distance
+``h = bend - |Δq|`` or ``h = min(l - stretch_min l₀, stretch_max l₀ - l)`` and Jacobian row ∇h,
+so that ∇h·v > 0 moves back into the allowed range.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from physid.contact.mechanics import inverse_mass_matrix
+from physid.contact.system import ContactSystem, Detection, reject_sample
+
+GRAVITY = 9.81
+
+
+class Rope(ContactSystem):
+    """A chain of ``n_nodes`` masses joined by stiff springs, with angle and length limits.
+
+    Args:
+        n_nodes: number of nodes.
+        mass: mass of each node.
+        rest_length: rest length l₀ of each link.
+        stiffness: spring constant k of V = k (l - l₀)².
+        bend: bend limit (rad).
+        stretch: (min, max) link length as multiples of l₀.
+        gravity: gravitational acceleration.
+        device: torch device.
+    """
+
+    def __init__(
+        self,
+        n_nodes: int = 10,
+        mass: float = 0.1,
+        rest_length: float = 0.05,
+        stiffness: float = 50.0,
+        bend: float = 0.3,
+        stretch: tuple[float, float] = (0.8, 1.2),
+        gravity: float = GRAVITY,
+        device=None,
+    ) -> None:
+        if not (isinstance(n_nodes, int) and n_nodes >= 2):
+            raise ValueError(f"n_nodes must be an int >= 2, got {n_nodes!r}")
+        if min(mass, rest_length, stiffness, bend) <= 0 or not 0 < stretch[0] < 1 < stretch[1]:
+            raise ValueError(
+                "mass, rest_length, stiffness, bend must be positive, stretch (<1, >1)"
+            )
+        self.name = f"Rope{n_nodes}"
+        self.dim, self.contact_dim, self.n_points = 2, 1, n_nodes
+        self.mass, self.rest_length, self.stiffness = float(mass), float(rest_length), stiffness
+        self.bend, self.stretch, self.gravity = float(bend), stretch, float(gravity)
+        self.inv_mass = inverse_mass_matrix(
+            torch.full((n_nodes,), float(mass), dtype=torch.float64, device=device), None, 2
+        )
+        self.constraints = None
+        self.candidates = tuple(f"bend {i}" for i in range(1, n_nodes)) + tuple(
+            f"stretch {i}" for i in range(n_nodes)
+        )
+
+    def _links(self, x: Tensor) -> Tensor:
+        """``(B, n, 2)`` link vectors, from the origin to node 0, then node i-1 to node i."""
+        nodes = x.reshape(x.shape[0], self.n_points, 2)
+        return torch.diff(nodes, dim=1, prepend=torch.zeros_like(nodes[:, :1]))
+
+    def potential(self, x: Tensor) -> Tensor:
+        lengths = self._links(x).norm(dim=-1)
+        y = x.reshape(x.shape[0], self.n_points, 2)[..., 1]
+        spring = self.stiffness * ((lengths - self.rest_length) ** 2).sum(-1)
+        return spring + self.mass * self.gravity * y.sum(-1)
+
+    def _scatter(self, link_grad: Tensor) -> Tensor:
+        """Gradients w.r.t. link vectors ``(B, ..., n, 2)`` as gradients w.r.t. the nodes."""
+        # Link i = node_i - node_{i-1}: node i gets +g_i and node i gets -g_{i+1}.
+        nodes = link_grad.clone()
+        nodes[..., :-1, :] -= link_grad[..., 1:, :]
+        return nodes
+
+    def force(self, x: Tensor) -> Tensor:
+        links = self._links(x)
+        lengths = links.norm(dim=-1, keepdim=True)
+        grad = 2 * self.stiffness * (lengths - self.rest_length) * links / lengths
+        f = -self._scatter(grad)
+        f[..., 1] -= self.mass * self.gravity
+        return f.flatten(1)
+
+    def detect(self, x: Tensor) -> Detection:
+        B, n = x.shape[0], self.n_points
+        links = self._links(x)
+        length2 = (links**2).sum(-1)
+        angle = torch.atan2(links[..., 1], links[..., 0])
+        # ∂q/∂link = (-dy, dx) / l².
+        dq = torch.stack([-links[..., 1], links[..., 0]], -1) / length2[..., None]
+        rel = torch.remainder(angle[:, 1:] - angle[:, :-1] + math.pi, 2 * math.pi) - math.pi
+        sign = torch.sign(rel)
+        bend_d = self.bend - rel.abs()
+        eye = torch.eye(n, dtype=x.dtype, device=x.device)
+        # ∇h = -sign(Δq) (∂q_i - ∂q_{i-1}) over the links, for the n - 1 bends.
+        link_grad = (eye[1:, :, None] - eye[:-1, :, None]) * dq[:, None]  # (B, n-1, n, 2)
+        bend_J = self._scatter(-sign[..., None, None] * link_grad)
+        lengths = length2.sqrt()
+        low = lengths - self.stretch[0] * self.rest_length
+        high = self.stretch[1] * self.rest_length - lengths
+        stretch_d = torch.minimum(low, high)
+        direction = torch.where(low <= high, 1.0, -1.0)
+        unit = links / lengths[..., None]
+        stretch_J = self._scatter(direction[..., None, None] * eye[:, :, None] * unit[:, None])
+        distance = torch.cat([bend_d, stretch_d], 1)
+        J = torch.cat([bend_J, stretch_J], 1).reshape(B, 2 * n - 1, 1, 2 * n)
+        return Detection(distance=distance, jacobian=J)
+
+    def from_angles(self, q: np.ndarray, rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Cartesian ``(x, v)`` from absolute link angles and rates, links at rest length."""
+        d = np.stack([np.cos(q), np.sin(q)], -1)
+        dd = rates[..., None] * np.stack([-np.sin(q), np.cos(q)], -1)
+        return self.rest_length * np.cumsum(d, -2), self.rest_length * np.cumsum(dd, -2)
+
+    def sample_state(self, n: int, rng: np.random.Generator) -> tuple[Tensor, Tensor]:
+        """q₀ ~ U(0, 3.14), relative angles U(-bend, bend), generalised rates N(0, 1)."""
+        k = self.n_points
+
+        def draw(rng, size):
+            q0 = rng.uniform(0, 3.14, size=(size, 1))
+            rel = rng.uniform(-self.bend, self.bend, size=(size, k - 1))
+            rates = rng.normal(size=(size, k))
+            return np.concatenate([q0, rel, rates], -1)
+
+        def valid(s):
+            return np.abs(s[:, 1:k]) < self.bend
+
+        states = reject_sample(draw, lambda s: valid(s).all(-1), n, rng, self.name)
+        q = np.cumsum(states[:, :k], -1)
+        rates = np.cumsum(states[:, k:], -1)
+        x, v = self.from_angles(q, rates)
+        return self._tensor(x.reshape(n, -1)), self._tensor(v.reshape(n, -1))

@@ -1,0 +1,103 @@
+"""The eight tasks of Table 1 (reconstructed from the authors' configurations).
+
+A task is a system with its friction and restitution coefficients per candidate contact, its
+time step and its trajectory length. BP5/BD5 heterogeneous coefficients are listed for the 10
+ball pairs, then 0.1 (friction) and 0.8 (restitution) for the 20 ball–wall contacts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from physid.contact.gyroscope import Gyroscope
+from physid.contact.pendulum import ChainPendulum
+from physid.contact.planar import BouncingBodies
+from physid.contact.rope import Rope
+from physid.contact.system import ContactSystem
+
+#: Names of the tasks, in the paper's order.
+TASK_NAMES = ("BP5-e", "BP5", "BD5", "CP3-e", "CP3", "Gyro-e", "Gyro", "Rope")
+
+_BP_MASSES = (0.05, 0.1, 0.3, 0.4, 0.5)
+_BP_RADII = (0.05, 0.1, 0.13, 0.15, 0.18)
+_PAIR_MU = {
+    "BP5": (0.5, 0.4, 0.6, 0.8, 0.9, 1.1, 0.7, 0.1, 0.0, 0.3),
+    "BD5": (0.3, 0.5, 0.1, 0.4, 1.4, 0.9, 0.8, 0.0, 0.2, 0.6),
+}
+_PAIR_COR = {
+    "BP5": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+    "BD5": (0.2, 0.4, 0.1, 0.9, 0.8, 0.3, 1.0, 0.9, 0.7, 0.0),
+}
+
+
+@dataclass(frozen=True)
+class Task:
+    """A system with its contact coefficients per candidate, time step and horizon."""
+
+    name: str
+    description: str
+    system: ContactSystem
+    mu: Tensor
+    cor: Tensor
+    dt: float
+    n_steps: int
+
+    @property
+    def homogeneous(self) -> bool:
+        """Whether every candidate contact has the same coefficients."""
+        return bool((self.mu == self.mu[0]).all() and (self.cor == self.cor[0]).all())
+
+
+def _coefficients(system: ContactSystem, mu, cor, device) -> tuple[Tensor, Tensor]:
+    P = system.n_candidates
+
+    def full(values):
+        values = torch.as_tensor(values, dtype=torch.float64, device=device)
+        return values.expand(P).clone() if values.dim() == 0 else values
+
+    return full(mu), full(cor)
+
+
+def make_task(name: str, device=None) -> Task:
+    """The task ``name`` (one of :data:`TASK_NAMES`) on ``device``."""
+    if name not in TASK_NAMES:
+        raise ValueError(f"task must be one of {', '.join(TASK_NAMES)}, got {name!r}")
+    if name == "BP5-e":
+        system = BouncingBodies([0.1] * 5, [0.1] * 5, device=device)
+        mu, cor, dt, steps = 0.0, 1.0, 0.01, 100
+        text = "5 equal balls, frictionless and elastic"
+    elif name in ("BP5", "BD5"):
+        system = BouncingBodies(_BP_MASSES, _BP_RADII, disks=name == "BD5", device=device)
+        mu = _PAIR_MU[name] + (0.1,) * 20
+        cor = _PAIR_COR[name] + (0.8,) * 20
+        dt, steps = 0.01, 100
+        kind = "disks" if name == "BD5" else "balls"
+        text = f"5 {kind} with mass ratios 1:2:6:8:10, coefficients per contact pair"
+    elif name == "CP3-e":
+        system = ChainPendulum(
+            [0.2, 0.13, 0.15], [0.35, 0.4, 0.35], [0.15, 0.08, 0.1], device=device
+        )
+        mu, cor, dt, steps = 0.0, 1.0, 0.01, 100
+        text = "3-link pendulum on frictionless elastic ground"
+    elif name == "CP3":
+        system = ChainPendulum(
+            [0.1, 0.2, 0.15], [0.35, 0.4, 0.35], [0.05, 0.15, 0.1], device=device
+        )
+        mu, cor, dt, steps = 0.5, 0.0, 0.01, 100
+        text = "3-link pendulum on rough inelastic ground"
+    elif name in ("Gyro-e", "Gyro"):
+        system = Gyroscope(device=device)
+        mu, cor = (0.0, 1.0) if name == "Gyro-e" else (0.1, 0.8)
+        dt, steps = 0.02, 100
+        text = "pivoted gyroscope against a wall" + (", frictionless, elastic" if mu == 0 else "")
+    else:
+        system = Rope(n_nodes=10, stiffness=50.0, device=device)
+        mu, cor, dt, steps = 0.0, 0.0, 0.005, 20
+        text = "10-node rope with bend and stretch limits"
+    mu_t, cor_t = _coefficients(system, mu, cor, device)
+    return Task(
+        name=name, description=text, system=system, mu=mu_t, cor=cor_t, dt=dt, n_steps=steps
+    )

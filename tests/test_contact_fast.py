@@ -1,0 +1,107 @@
+"""The batched exact solver against cvxpylayers (the reference) and finite differences."""
+
+import pytest
+import torch
+
+from physid.contact import fast, reference
+
+torch.set_default_dtype(torch.float64)
+
+
+def random_problems(B: int, C: int, k: int, seed: int, lb_scale: float = 0.3, mu_min=0.1):
+    g = torch.Generator().manual_seed(seed)
+    m = C * k
+    F = torch.randn(B, m + 1, m, generator=g)
+    c = torch.randn(B, m, generator=g)
+    mu = mu_min + torch.rand(B, C, generator=g)
+    lb = lb_scale * torch.rand(B, C, generator=g)
+    return F, c, mu, lb
+
+
+@pytest.mark.parametrize("k, C", [(1, 3), (2, 1), (2, 2), (3, 1), (3, 2)])
+def test_fast_matches_cvxpylayers_in_impulses_and_gradients(k, C):
+    F, c, mu, lb = random_problems(12, C, k, seed=10 * k + C)
+    weights = torch.randn(12, C, k, generator=torch.Generator().manual_seed(1))
+    inputs = [t.clone().requires_grad_(True) for t in (F, c, mu, lb)]
+    sol = fast.solve(inputs[0].transpose(1, 2) @ inputs[0], inputs[1], inputs[2], inputs[3], k)
+    assert sol.polished.all() and sol.converged.all()
+    grads_fast = torch.autograd.grad((sol.impulse * weights).sum(), inputs, allow_unused=True)
+    ref_inputs = [t.clone().requires_grad_(True) for t in (F, c, mu, lb)]
+    f_ref = reference.solve(*ref_inputs, k)
+    grads_ref = torch.autograd.grad((f_ref * weights).sum(), ref_inputs, allow_unused=True)
+    assert (sol.impulse - f_ref).abs().max() < 1e-6
+    for a, b in zip(grads_fast, grads_ref, strict=True):
+        if b is None:  # μ is not a parameter of a limit constraint (k = 1)
+            assert a is None or a.abs().max() == 0
+            continue
+        assert (a - b).abs().max() < 1e-6
+
+
+@pytest.mark.parametrize("k, C", [(2, 2), (3, 1)])
+def test_gradients_pass_gradcheck(k, C):
+    F, c, mu, lb = random_problems(2, C, k, seed=k)
+
+    def impulse(F, c, mu, lb):
+        sol = fast.solve(F.transpose(1, 2) @ F, c, mu, lb, k)
+        assert sol.polished.all()
+        return sol.impulse
+
+    args = tuple(t.requires_grad_(True) for t in (F, c, mu, lb))
+    assert torch.autograd.gradcheck(impulse, args, eps=1e-6, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_derivative_at_zero_friction_is_the_one_sided_one(k):
+    F, c, _, _ = random_problems(4, 1, k, seed=7)
+    c[:, 0] = -c[:, 0].abs()  # approaching contacts
+    A = F.transpose(1, 2) @ F
+    lb = torch.zeros(4, 1)
+    weights = torch.randn(4, 1, k, generator=torch.Generator().manual_seed(2))
+    mu = torch.zeros(4, 1, requires_grad=True)
+    sol = fast.solve(A, c, mu, lb, k)
+    assert sol.polished.all()
+    assert sol.impulse[..., 1:].abs().max() < 1e-12
+    (grad,) = torch.autograd.grad((sol.impulse * weights).sum(), mu)
+    h = 1e-7
+    ahead = fast.solve(A, c, torch.full((4, 1), h), lb, k).impulse
+    one_sided = ((ahead - sol.impulse.detach()) * weights).sum((1, 2)) / h
+    torch.testing.assert_close(grad[:, 0], one_sided, atol=1e-5, rtol=1e-4)
+
+
+def test_nesterov_todd_scaling_maps_both_points_to_lambda():
+    s = torch.tensor([[[2.0, 0.5, 0.3]]])
+    z = torch.tensor([[[1.5, -0.4, 0.9]]])
+    scaling = fast._nt_scaling(torch.ones(1, 1, 1), torch.ones(1, 1, 1), s, z)
+    torch.testing.assert_close(scaling.apply_q(z), scaling.apply_q_inv(s))
+    torch.testing.assert_close(scaling.apply_q(scaling.apply_q_inv(s)), s)
+
+
+def test_singular_problem_is_flagged_not_polished_and_still_optimal():
+    # A of rank 1 in a 2-D contact with the interior of the cone optimal along its null space:
+    # the minimisers form a segment, so the active-set system is singular.
+    A = torch.tensor([[[1.0, 0.0], [0.0, 0.0]]])
+    c = torch.tensor([[-1.0, 0.0]])
+    mu, lb = torch.tensor([[0.8]]), torch.zeros(1, 1)
+    sol = fast.solve(A, c, mu, lb, 2)
+    assert bool(sol.converged[0]) and not bool(sol.polished[0])
+    f = sol.impulse[0, 0]
+    assert f[0] == pytest.approx(1.0, abs=1e-6) and abs(f[1]) <= 0.8 * f[0] + 1e-8
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((2, 4, 4), (2, 4), (2, 2), (2, 3)),  # lb of the wrong shape
+        ((2, 3, 3), (2, 3), (2, 2), (2, 2)),  # m is not C·k
+    ],
+)
+def test_inconsistent_shapes_raise(shapes):
+    A, c, mu, lb = (torch.zeros(s) for s in shapes)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        fast.solve(A, c, mu, lb, 2)
+
+
+def test_reference_layer_is_cached_and_checks_its_arguments():
+    assert reference.contact_layer(1, 2, 3) is reference.contact_layer(1, 2, 3)
+    with pytest.raises(ValueError, match="k in"):
+        reference.contact_layer(1, 4, 3)

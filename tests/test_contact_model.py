@@ -1,0 +1,194 @@
+"""The two-phase contact model: validation, energy, restitution, fallbacks, the frame."""
+
+import math
+
+import pytest
+import torch
+
+from physid.contact.lcp import LCPModel, lemke
+from physid.contact.mechanics import Constraints
+from physid.contact.model import (
+    ContactModel,
+    ContactSolverError,
+    ContactSpace,
+    SolverLog,
+    check_inverse_inertia,
+    contact_frame,
+    penetration_target,
+)
+
+torch.set_default_dtype(torch.float64)
+
+
+def space(B=16, C=1, k=2, seed=0, mu=0.5, cor=0.7, approaching=True):
+    g = torch.Generator().manual_seed(seed)
+    m = C * k
+    factor = torch.randn(B, m + 2, m, generator=g)
+    velocity = torch.randn(B, m, generator=g)
+    if approaching:
+        velocity.view(B, C, k)[..., 0] = -velocity.view(B, C, k)[..., 0].abs()
+    return ContactSpace(
+        factor=factor,
+        velocity=velocity,
+        target=torch.zeros(B, m),
+        mu=torch.full((B, C), mu),
+        cor=torch.full((B, C), cor),
+        k=k,
+    )
+
+
+def energy_change(s: ContactSpace, impulse: torch.Tensor) -> torch.Tensor:
+    f = impulse.flatten(1)
+    return (f * (s.velocity + 0.5 * (s.A @ f[..., None])[..., 0])).sum(-1)
+
+
+@pytest.mark.parametrize("k, mu, cor", [(2, 0.5, 1.0), (2, 1.2, 0.4), (3, 0.3, 0.9), (1, 0.0, 0.5)])
+def test_poisson_restitution_never_creates_energy(k, mu, cor):
+    s = space(B=40, C=2, k=k, mu=mu, cor=cor, seed=k)
+    res = ContactModel().resolve(s)
+    assert energy_change(s, res.impulse).max() <= 1e-10
+    # Compression is the maximum-dissipation impulse: no feasible impulse loses more energy.
+    assert (
+        energy_change(s, res.compression) <= energy_change(s, 0.9 * res.compression) + 1e-12
+    ).all()
+
+
+def test_frictionless_elastic_impact_reverses_the_normal_velocity():
+    s = space(B=8, C=1, k=2, mu=0.0, cor=1.0)
+    res = ContactModel().resolve(s)
+    torch.testing.assert_close(res.velocity_after[:, 0], -s.velocity[:, 0])
+    assert energy_change(s, res.impulse).abs().max() < 1e-12
+
+
+def test_poisson_and_newton_agree_on_frictionless_single_impacts():
+    s = space(B=8, C=1, k=2, mu=0.0, cor=0.6)
+    cm = ContactModel().resolve(s)
+    lcp = LCPModel().resolve(s)
+    torch.testing.assert_close(cm.velocity_after, lcp.velocity_after)
+
+
+def test_lemke_solves_a_known_lcp():
+    M = torch.tensor([[2.0, 1.0], [1.0, 2.0]]).numpy()
+    q = torch.tensor([-5.0, -6.0]).numpy()
+    z = lemke(M, q)
+    w = M @ z + q
+    assert (z >= -1e-12).all() and (w >= -1e-12).all() and abs(z @ w) < 1e-10
+    assert z == pytest.approx([4 / 3, 7 / 3])
+
+
+def test_cmr_is_close_to_cm_and_both_solvers_agree():
+    s = space(B=12, C=2, k=2, seed=3)
+    cm = ContactModel().resolve(s)
+    cmr = ContactModel(variant="CMr", reg=1e-6).resolve(s)
+    scale = 1 + cm.impulse.abs().amax((1, 2), keepdim=True)
+    assert ((cm.impulse - cmr.impulse).abs() / scale).max() < 1e-3
+    ref = ContactModel(variant="CMr", reg=1e-6, solver="reference").resolve(s)
+    assert (ref.impulse - cmr.impulse).abs().max() < 1e-6
+
+
+def test_singular_problems_with_gradients_fall_back_and_are_counted():
+    # Rank-1 A with an interior optimum: the minimiser is not unique.
+    factor = torch.tensor([[[1.0, 0.0]]]).repeat(3, 1, 1).requires_grad_(True)
+    velocity = torch.tensor([[-1.0, 0.0]]).repeat(3, 1)
+    s = ContactSpace(factor, velocity, torch.zeros(3, 2), torch.full((3, 1), 0.8),
+                     torch.full((3, 1), 0.5), k=2)  # fmt: skip
+    log = SolverLog()
+    res = ContactModel().resolve(s, log)
+    assert log.fallbacks > 0 and log.problems == 6
+    assert "cvxpylayers fallbacks" in log.summary()
+    res.velocity_after.sum().backward()
+    assert torch.isfinite(factor.grad).all()
+    with pytest.raises(ContactSolverError, match="fallback=False"):
+        ContactModel(fallback=False).resolve(s)
+    with torch.no_grad():  # no gradient needed: the interior point's optimum is used
+        log = SolverLog()
+        ContactModel(fallback=False).resolve(s, log)
+        assert log.fast_unpolished > 0 and log.fallbacks == 0
+
+
+def test_penetration_target_corrects_an_eighth_per_step():
+    target = penetration_target(torch.tensor([[-0.008, 0.002]]), k=2, dt=0.01)
+    torch.testing.assert_close(target, torch.tensor([[0.1, 0.0, 0.0, 0.0]]))
+    with pytest.raises(ValueError, match="dt"):
+        penetration_target(torch.zeros(1, 1), k=2, dt=0.0)
+
+
+def test_restitution_target_separates_a_penetrating_inelastic_contact():
+    s = space(B=4, C=1, k=2, mu=0.0, cor=0.0)
+    s = ContactSpace(s.factor, s.velocity, penetration_target(torch.full((4, 1), -0.01), 2, 0.01),
+                     s.mu, s.cor, 2)  # fmt: skip
+    res = ContactModel().resolve(s)
+    torch.testing.assert_close(res.velocity_after[:, 0], torch.full((4,), 0.125))
+
+
+def test_frame_gives_the_constrained_inverse_inertia():
+    # Two points joined by a rod of length 1 along x; a contact on point 1.
+    minv = torch.diag(torch.tensor([2.0, 2.0, 1.0, 1.0]))
+    x = torch.tensor([[0.0, 0.0, 1.0, 0.0]])
+    G = Constraints(dim=2, n_points=2, distances=[(1, 0, 1.0)]).jacobian(x)
+    J = torch.tensor([[[0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]]])
+    frame = contact_frame(minv, J, G)
+    mg = minv @ G.transpose(1, 2)
+    hat = minv - mg @ torch.linalg.solve(G @ mg, mg.transpose(1, 2))
+    torch.testing.assert_close(
+        frame.factor.transpose(1, 2) @ frame.factor, J @ hat @ J.transpose(1, 2)
+    )
+    dv = frame.velocity_change(torch.tensor([[[0.3, -0.2]]]))
+    assert (G @ dv[..., None]).abs().max() < 1e-12  # the impulse respects the rod
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: space(cor=1.5), "restitution"),
+        (lambda: space(cor=-0.1), "restitution"),
+        (lambda: space(mu=-0.2), "mu must be non-negative"),
+        (
+            lambda: ContactSpace(
+                torch.zeros(2, 3, 2),
+                torch.zeros(2, 3),
+                torch.zeros(2, 2),
+                torch.zeros(2, 1),
+                torch.zeros(2, 1),
+                2,
+            ),
+            "velocity has shape",
+        ),  # fmt: skip
+        (
+            lambda: ContactSpace(
+                torch.zeros(2, 3, 2),
+                torch.full((2, 2), math.nan),
+                torch.zeros(2, 2),
+                torch.zeros(2, 1),
+                torch.zeros(2, 1),
+                2,
+            ),
+            "velocity must be finite",
+        ),  # fmt: skip
+        (
+            lambda: ContactSpace(
+                torch.zeros(2, 3, 2),
+                torch.zeros(2, 2),
+                torch.zeros(2, 2),
+                torch.zeros(2, 1, dtype=torch.long),
+                torch.zeros(2, 1),
+                2,
+            ),
+            "floating-point",
+        ),  # fmt: skip
+        (lambda: ContactModel(variant="CMx"), "variant"),
+        (lambda: ContactModel(solver="scs"), "solver"),
+        (lambda: ContactModel(reg=0.0), "reg"),
+        (lambda: ContactModel(compensation=-1.0), "compensation"),
+        (lambda: LCPModel(directions=2), "directions"),
+        (lambda: check_inverse_inertia(torch.diag(torch.tensor([1.0, -1.0]))), "semi-definite"),
+        (lambda: check_inverse_inertia(torch.tensor([[1.0, 0.5], [0.0, 1.0]])), "symmetric"),
+        (
+            lambda: contact_frame(torch.eye(4), torch.zeros(1, 2, 3)),
+            "jacobian must be",
+        ),
+    ],
+)
+def test_bad_input_raises_value_error(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
