@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -24,3 +25,12 @@ def quick_book(tmp_path_factory):
 
     build_dir = tmp_path_factory.mktemp("book") / "_build"
     return run_book(ROOT, scale="quick", seed=0, build_dir=build_dir)
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny batched LAPACK calls are far faster on one thread on a shared 2-core machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

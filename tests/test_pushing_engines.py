@@ -17,13 +17,7 @@ F64 = torch.float64
 G = 9.81
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny batched LAPACK calls are far faster on one thread on a shared 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,7 @@ from physid.pushing import contact_face, load_object, simulate
 from physid.pushing import experiments as ex
 from physid.pushing.figures import boundary_push
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_sample_times_lie_on_both_grids():

@@ -12,13 +12,7 @@ from physid.pushing.lcp import SolverError, solve_lcp
 F64 = torch.float64
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny batched LAPACK calls are far faster on one thread on a shared 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def random_qp(seed: int, batch: int = 3, n: int = 5, m: int = 8, neq: int = 2):
