@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from physid.bench import Target, best_time, format_table, write_report
+from physid.bench import MIN_REPEATS, Target, Timing, interleaved, ratio, write_report
 
 
 def test_target_direction():
@@ -12,10 +12,28 @@ def test_target_direction():
     assert not Target("cost", 3.5, 3.0, "x", higher_is_better=False).met
 
 
-def test_best_time_is_positive_and_checks_arguments():
-    assert best_time(lambda: sum(range(100)), repeat=2) > 0
-    with pytest.raises(ValueError, match="repeat"):
-        best_time(lambda: None, repeat=0)
+def test_interleaved_runs_contenders_in_turn_and_checks_arguments():
+    calls = []
+    timings = interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")})
+    # one warm-up each, then a, b alternating
+    assert calls == ["a", "b"] * (MIN_REPEATS + 1)
+    assert len(timings["a"].samples) == MIN_REPEATS and timings["a"].median >= 0
+    with pytest.raises(ValueError, match="repeat must be >= 5"):
+        interleaved({"a": lambda: None}, repeat=3)
+    with pytest.raises(ValueError, match="contenders"):
+        interleaved({})
+
+
+def test_ratio_is_taken_repeat_by_repeat_and_judged_on_the_median():
+    slow = Timing((10.0, 12.0, 30.0, 11.0, 10.0))
+    fast = Timing((1.0, 1.0, 1.0, 1.0, 2.0))
+    r = ratio(slow, fast)
+    assert r.samples == (10.0, 12.0, 30.0, 11.0, 5.0)
+    assert r.median == 11.0 and (r.low, r.high) == (5.0, 30.0) and r.spread == "5–30"
+    target = Target.from_timing("speedup", r, 10.0, "x")
+    assert target.met and target.spread == (5.0, 30.0)
+    with pytest.raises(ValueError, match="as many repeats"):
+        ratio(slow, Timing((1.0,)))
 
 
 def test_write_report_json_shape(tmp_path, capsys):
@@ -25,8 +43,7 @@ def test_write_report_json_shape(tmp_path, capsys):
     assert payload["rows"] == rows
     assert payload["targets"] == [
         {"id": "t", "measured": 1.0, "target": 2.0, "unit": "s", "higher_is_better": False,
-         "met": True}
-    ]  # fmt: skip
+         "spread": None, "met": True}
+    ]
     out = capsys.readouterr().out
     assert "1.25" in out and "-> met" in out
-    assert format_table([]) == "(no rows)"

@@ -25,6 +25,7 @@ GOOD = dict(
     criterion="within 1 %",
     holds=True,
     scale="quick",
+    section="some-section",
 )
 
 
@@ -51,11 +52,23 @@ def test_numpy_bool_is_accepted_as_holds():
         ("ours", True, "ours must be a number or a string"),
         ("ours", "", "ours must be a number"),
         ("scale", "huge", "SCALE must be one of"),
+        ("section", "", "section must be the MyST label"),
+        ("section", "Has Spaces", "section must be the MyST label"),
+        ("why", "Because.", "holds, so it takes no why"),
     ],
 )
 def test_make_claim_rejects_bad_fields(field, value, message):
     with pytest.raises(ValueError, match=message):
         make_claim(**{**GOOD, field: value})
+
+
+def test_a_failing_claim_needs_a_why():
+    with pytest.raises(ValueError, match="why must say"):
+        make_claim(**{**GOOD, "holds": False})
+    with pytest.raises(ValueError, match="why must say"):
+        make_claim(**{**GOOD, "holds": False, "why": "   "})
+    claim = make_claim(**{**GOOD, "holds": False, "why": " The model\n is coarser. "})
+    assert claim.why == "The model is coarser."
 
 
 def test_record_claim_emits_markdown_and_json(capsys):
@@ -90,11 +103,15 @@ def test_duplicate_ids_name_both_chapters():
         check_unique(claims)
 
 
-def test_report_groups_by_paper():
-    song = make_claim(**{**GOOD, "id": "song2020-a", "statement": "x | y", "holds": False})
+def test_report_groups_by_paper_with_verdict_first_and_links():
+    song = make_claim(
+        **{**GOOD, "id": "song2020-a", "statement": "x | y", "holds": False, "why": "Round."}
+    )
     tut = make_claim(**GOOD)
     text = report_markdown([tut, song])
     assert text.index("Song & Boularias") < text.index("tutorial chapters")
-    assert "* - x | y" in text and "**does not hold**" in text and "  - holds (scale" in text
+    assert "* - ✗\n  - x | y" in text and "* - ✓\n" in text
+    assert "**Does not hold:** Round." in text
+    assert "`song2020-a`: {ref}`some-section`" in text
     assert summary_line([tut, song]) == "2 claims: 1 hold, 1 do not (song2020-a)."
     assert "No chapter recorded" in report_markdown([])

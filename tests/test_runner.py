@@ -46,8 +46,11 @@ GOOD_BODY = textwrap.dedent(
     glue_figure("fig-line", fig)
     glue_number("answer", 42.0)
     record_claim("tutorial-mini-answer", "The answer.", paper=42, ours=42.0,
-                 criterion="equal", holds=True, scale=SCALE)
+                 criterion="equal", holds=True, scale=SCALE, section="mini-answer")
     ```
+
+    (mini-answer)=
+    ## The answer
 
     The answer is {glue:text}`answer:.0f`.
 

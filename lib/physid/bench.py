@@ -1,25 +1,98 @@
-"""Benchmark tables: timing helpers, a printed table and `_build/benchmarks/<part>.json`.
+"""Benchmark tables: interleaved timings, ratios with their spread, `_build/benchmarks/<part>.json`.
 
-Every script in ``benchmarks/`` measures its peers in the same run, prints one table and writes
-one JSON file holding ``{"targets": [...], "rows": [...]}``, so ``make bench`` and the README
-can report whether each target an issue names is met.
+Every script in ``benchmarks/`` measures its contenders in the same run with :func:`interleaved`:
+one call of each contender in turn, repeated (at least 5 times), so that a slow spell of the
+machine hits all of them alike. A ratio is taken repeat by repeat (:func:`ratio`); the script
+reports its median and its spread (the smallest and largest repeat), and each target is judged
+on the median. :func:`write_report` prints the table and the targets and writes one JSON file
+holding ``{"targets": [...], "rows": [...]}``, so ``make bench`` and the README can report
+whether each of the book's performance targets is met.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from physid.tables import format_text
+from physid.validate import check_count
+
 BENCH_DIR = Path("_build") / "benchmarks"
+
+#: The fewest repeats a reported timing may rest on.
+MIN_REPEATS = 5
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Repeated measurements of one quantity (seconds per call, or a ratio of them)."""
+
+    samples: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def low(self) -> float:
+        return min(self.samples)
+
+    @property
+    def high(self) -> float:
+        return max(self.samples)
+
+    @property
+    def spread(self) -> str:
+        """``"low–high"`` with three significant digits, for a table column."""
+        return f"{self.low:.3g}–{self.high:.3g}"
+
+
+def interleaved(
+    contenders: Mapping[str, Callable[[], object]],
+    repeat: int = MIN_REPEATS,
+    number: int = 1,
+    warmup: bool = True,
+) -> dict[str, Timing]:
+    """Seconds per call of each contender, measured in turn ``repeat`` times.
+
+    Each repeat times ``number`` calls of every contender, one contender after the other, so
+    that slow spells of the machine fall on all of them; one warm-up call of each comes first.
+    """
+    check_count("repeat", repeat, minimum=MIN_REPEATS)
+    check_count("number", number, minimum=1)
+    if not contenders:
+        raise ValueError("contenders must name at least one function to time")
+    if warmup:
+        for fn in contenders.values():
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(repeat):
+        for name, fn in contenders.items():
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples[name].append((time.perf_counter() - start) / number)
+    return {name: Timing(tuple(values)) for name, values in samples.items()}
+
+
+def ratio(numerator: Timing, denominator: Timing) -> Timing:
+    """The ratio of two interleaved timings, repeat by repeat (a speed-up when slow / fast)."""
+    if len(numerator.samples) != len(denominator.samples):
+        raise ValueError(
+            f"the timings must have as many repeats: {len(numerator.samples)} and "
+            f"{len(denominator.samples)}"
+        )
+    return Timing(tuple(a / b for a, b in zip(numerator.samples, denominator.samples, strict=True)))
 
 
 @dataclass(frozen=True)
 class Target:
-    """One performance target; ``met`` compares ``measured`` with ``target``.
+    """One performance target, judged on the median; ``spread`` is the range over repeats.
 
     ``higher_is_better`` picks the direction: ``measured >= target`` (a speed-up) when true,
     ``measured <= target`` (a cost) when false.
@@ -30,6 +103,14 @@ class Target:
     target: float
     unit: str
     higher_is_better: bool = True
+    spread: tuple[float, float] | None = None
+
+    @classmethod
+    def from_timing(
+        cls, id: str, timing: Timing, target: float, unit: str, higher_is_better: bool = True
+    ) -> Target:
+        """A target judged on ``timing``'s median, carrying its spread."""
+        return cls(id, timing.median, target, unit, higher_is_better, (timing.low, timing.high))
 
     @property
     def met(self) -> bool:
@@ -41,36 +122,6 @@ class Target:
         return {**asdict(self), "met": self.met}
 
 
-def best_time(fn: Callable[[], object], repeat: int = 3, number: int = 1) -> float:
-    """Best seconds per call of ``fn``: ``repeat`` trials of ``number`` calls, after a warm-up."""
-    if repeat < 1 or number < 1:
-        raise ValueError(f"repeat and number must be >= 1, got repeat={repeat}, number={number}")
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
-
-
-def format_table(rows: Sequence[dict[str, Any]]) -> str:
-    """Rows of equal keys as a plain-text table; floats with four significant digits."""
-    if not rows:
-        return "(no rows)"
-    keys = list(rows[0])
-
-    def cell(value: Any) -> str:
-        return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-    table = [keys] + [[cell(row[k]) for k in keys] for row in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(keys))]
-    lines = ["  ".join(v.rjust(w) for v, w in zip(line, widths, strict=True)) for line in table]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def write_report(
     part: str,
     rows: Sequence[dict[str, Any]],
@@ -78,13 +129,16 @@ def write_report(
     out_dir: Path = BENCH_DIR,
 ) -> Path:
     """Print the table and the targets, write ``<out_dir>/<part>.json`` and return its path."""
-    print(format_table(rows))
+    print(format_text(rows))
     print()
     for target in targets:
         verdict = "met" if target.met else "NOT met"
         relation = ">=" if target.higher_is_better else "<="
+        spread = ""
+        if target.spread is not None:
+            spread = f" [spread {target.spread[0]:.3g}–{target.spread[1]:.3g}]"
         print(
-            f"target {target.id}: {target.measured:.4g} {target.unit} "
+            f"target {target.id}: median {target.measured:.4g} {target.unit}{spread} "
             f"(want {relation} {target.target:g}) -> {verdict}"
         )
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,8 @@ PAPERS: dict[str, str] = {
     "tutorial": "The book's own tutorial chapters",
 }
 
-_ID_PATTERN = re.compile(r"^(song2020|heiden2022|zhong2021|tutorial)-[a-z0-9]+(-[a-z0-9]+)*$")
+_ID_PATTERN = re.compile(r"^(song2020|heiden2022|zhong2021|tutorial)-[a-z0-9.]+(-[a-z0-9.]+)*$")
+_LABEL_PATTERN = re.compile(r"^[a-z0-9]+([-_][a-z0-9]+)*$")
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class Claim:
     criterion: str
     holds: bool
     scale: str
+    section: str
+    why: str = field(default="")
     chapter: str = field(default="")
 
     @property
@@ -77,6 +80,8 @@ def make_claim(
     criterion: str,
     holds: bool,
     scale: str,
+    section: str,
+    why: str = "",
 ) -> Claim:
     """Validate the fields of a claim and return it (see :func:`record_claim`)."""
     if not isinstance(id, str) or not _ID_PATTERN.match(id):
@@ -91,6 +96,19 @@ def make_claim(
         holds = bool(holds)
     if not isinstance(holds, bool):
         raise ValueError(f"holds must be True or False, got {holds!r}")
+    if not isinstance(section, str) or not _LABEL_PATTERN.match(section):
+        raise ValueError(
+            "section must be the MyST label of the section that checks the claim "
+            f"(lower-case words joined by '-' or '_'), got {section!r}"
+        )
+    if not isinstance(why, str):
+        raise ValueError(f"why must be a string, got {why!r}")
+    if not holds and not why.strip():
+        raise ValueError(
+            f"claim {id!r} does not hold, so why must say in one sentence why it does not"
+        )
+    if holds and why.strip():
+        raise ValueError(f"claim {id!r} holds, so it takes no why; got {why!r}")
     return Claim(
         id=id,
         statement=statement.strip(),
@@ -99,6 +117,8 @@ def make_claim(
         criterion=criterion.strip(),
         holds=holds,
         scale=check_scale(scale),
+        section=section,
+        why=" ".join(why.split()),
     )
 
 
@@ -110,6 +130,8 @@ def record_claim(
     criterion: str,
     holds: bool,
     scale: str,
+    section: str,
+    why: str = "",
 ) -> Claim:
     """Record a reproduced claim and show it in the chapter.
 
@@ -122,8 +144,12 @@ def record_claim(
         criterion: how ``holds`` was decided, e.g. ``"|mu - mu*| / mu* <= 1 %"``.
         holds: whether our value meets the criterion.
         scale: the scale the chapter ran at.
+        section: the MyST label (``(label)=``) of the chapter section that checks the claim;
+            the report links to it.
+        why: for a claim that does not hold, one sentence saying why (required then, and
+            refused for a claim that holds).
     """
-    claim = make_claim(id, statement, paper, ours, criterion, holds, scale)
+    claim = make_claim(id, statement, paper, ours, criterion, holds, scale, section, why)
     from IPython.display import display
 
     verdict = "holds" if claim.holds else "does not hold"
@@ -131,6 +157,8 @@ def record_claim(
         f"**Claim `{claim.id}`** ({verdict}): {claim.statement} "
         f"Paper: {claim.paper}; ours: {claim.ours}; criterion: {claim.criterion}."
     )
+    if claim.why:
+        markdown += f" Why not: {claim.why}"
     display(
         {"text/markdown": markdown, "text/plain": markdown},
         metadata={CLAIM_KEY: claim.as_dict()},
@@ -182,7 +210,11 @@ def _one_line(text: str) -> str:
 
 
 def report_markdown(claims: Sequence[Claim]) -> str:
-    """The claims as MyST Markdown: one table per paper, with a verdict column."""
+    """The claims as MyST Markdown: one table per paper, the verdict (✓ / ✗) first.
+
+    Each claim links to the section that checks it; a claim that does not hold shows its
+    ``why`` under the statement.
+    """
     if not claims:
         return "No chapter recorded a claim in this run.\n"
     lines = [summary_line(claims), ""]
@@ -195,21 +227,25 @@ def report_markdown(claims: Sequence[Claim]) -> str:
             "",
             "```{list-table}",
             ":header-rows: 1",
-            ":widths: 40 15 15 18 12",
+            ":widths: 4 40 16 18 22",
+            ":class: physid-claims",
             "",
         ]
-        lines += ["* - claim", "  - paper", "  - ours", "  - criterion", "  - verdict"]
+        lines += ["* - ", "  - claim", "  - paper", "  - ours", "  - criterion (scale)"]
         for c in group:
-            verdict = "holds" if c.holds else "**does not hold**"
-            where = f"`{c.id}`" + (f", {{doc}}`/{c.chapter}`" if c.chapter else "")
+            verdict = "✓" if c.holds else "✗"
             lines += [
-                f"* - {_one_line(c.statement)}",
+                f"* - {verdict}",
+                f"  - {_one_line(c.statement)}",
                 "",
-                f"    {where}",
+                f"    `{c.id}`: {{ref}}`{c.section}`",
+            ]
+            if c.why:
+                lines += ["", f"    **Does not hold:** {_one_line(c.why)}"]
+            lines += [
                 f"  - {_one_line(c.paper)}",
                 f"  - {_one_line(c.ours)}",
-                f"  - {_one_line(c.criterion)}",
-                f"  - {verdict} (scale {c.scale})",
+                f"  - {_one_line(c.criterion)} ({c.scale})",
             ]
         lines += ["```", ""]
     return "\n".join(lines)

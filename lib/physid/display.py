@@ -1,25 +1,85 @@
-"""Glue helpers for chapters: numbers and figures pasted into the prose by MyST-NB."""
+"""What chapters paste into their pages: glued numbers and words, figures, the figure style.
+
+Every number in a chapter's prose is glued from the run (never typed), and so is every input
+constant the prose mentions. :func:`glue_number` refuses NaN, infinities and values outside a
+range the caller states, so a broken result cannot reach a page as a plausible number.
+:func:`glue_count` glues a count with its noun in the right number ("1 push", "4 pushes").
+:func:`use_book_style` sets the one figure style of the book; chapters call it once.
+"""
 
 from __future__ import annotations
 
-import math
-import numbers
+from typing import Any
 
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from physid.validate import check_count, check_number
 
-def glue_number(name: str, value: float) -> float:
-    """Glue ``value`` as a plain Python float (``{glue:text}`name:.3f``` formats it)."""
+#: The book's figure style: legible at the page's width, sharp on high-density screens.
+BOOK_STYLE: dict[str, Any] = {
+    "figure.dpi": 150,
+    "savefig.dpi": 150,
+    "figure.figsize": (7.0, 3.6),
+    "figure.constrained_layout.use": True,
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "figure.titlesize": 11,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "image.cmap": "viridis",
+}
+
+
+def use_book_style() -> None:
+    """Apply :data:`BOOK_STYLE` to matplotlib (a chapter calls this once, after its imports)."""
+    mpl.rcParams.update(BOOK_STYLE)
+
+
+def glue_number(
+    name: str, value: Any, *, within: tuple[float, float] | None = None
+) -> float:
+    """Glue ``value`` as a Python float (``{glue:text}`name:.3f``` formats it).
+
+    ``value`` may be a Python, numpy or 0-d torch number. It must be finite and, when
+    ``within=(low, high)`` is given, lie in that closed range: a value outside it is a
+    ValueError naming the glue name, since the prose around it was written for that range.
+    """
     from myst_nb import glue
 
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"value for {name!r} must be a real number, got {value!r}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise ValueError(f"value for {name!r} must be finite, got {number!r}")
+    low, high = within if within is not None else (None, None)
+    number = check_number(f"value for {name!r}", value, low=low, high=high)
     glue(name, number, display=False)
     return number
+
+
+def glue_text(name: str, text: str) -> str:
+    """Glue a short text (a computed word or phrase) for ``{glue:text}`name```."""
+    from myst_nb import glue
+
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"text for {name!r} must be a non-empty string, got {text!r}")
+    glue(name, text, display=False)
+    return text
+
+
+def plural(count: Any, singular: str, plural_form: str | None = None) -> str:
+    """``"1 push"``, ``"4 pushes"``: the count and its noun in the right number."""
+    n = check_count("count", count, minimum=0)
+    word = singular if n == 1 else (plural_form or singular + "s")
+    return f"{n:,} {word}"
+
+
+def glue_count(name: str, count: Any, singular: str, plural_form: str | None = None) -> str:
+    """Glue a count with its noun (see :func:`plural`) as text under ``name``."""
+    return glue_text(name, plural(count, singular, plural_form))
 
 
 def glue_figure(name: str, fig: Figure) -> None:

@@ -1,0 +1,42 @@
+import math
+
+import pytest
+
+from physid.tables import format_cell, format_text, show_table, table_html
+
+ROWS = [
+    {"estimator": "CSVGD", "KL": 0.3612, "runs": 3},
+    {"estimator": "CEM <GMM>", "KL": math.nan, "runs": 12000},
+]
+
+
+def test_cells():
+    assert format_cell(0.123456) == "0.123"
+    assert format_cell(math.nan) == "–"
+    assert format_cell(None) == ""
+    assert format_cell(True) == "yes"
+    assert format_cell(12000) == "12,000"
+    assert format_cell(float("inf")) == "∞"
+
+
+def test_html_is_a_real_escaped_table():
+    text = table_html(ROWS, caption="Table 1: KL")
+    assert text.startswith('<table class="physid-table table">')
+    assert "<caption>Table 1: KL</caption>" in text
+    assert "CEM &lt;GMM&gt;" in text and "<td" in text and "|" not in text
+    assert '<th style="text-align: right">KL</th>' in text
+    assert '<th style="text-align: left">estimator</th>' in text
+
+
+def test_text_and_errors():
+    text = format_text(ROWS)
+    assert text.splitlines()[0].split() == ["estimator", "KL", "runs"]
+    with pytest.raises(ValueError, match="at least one row"):
+        format_text([])
+    with pytest.raises(ValueError, match=r"rows\[1\] has the columns"):
+        format_text([{"a": 1}, {"b": 2}])
+
+
+def test_show_table_prints_text_outside_a_kernel(capsys):
+    show_table(ROWS, caption="KL")
+    assert "CSVGD" in capsys.readouterr().out
