@@ -115,3 +115,8 @@ def test_report_groups_by_paper_with_verdict_first_and_links():
     assert "`song2020-a`: {ref}`some-section`" in text
     assert summary_line([tut, song]) == "2 claims: 1 hold, 1 do not (song2020-a)."
     assert "No chapter recorded" in report_markdown([])
+
+
+def test_numpy_numbers_are_formatted():
+    claim = make_claim(**{**GOOD, "paper": np.float32(0.5), "ours": np.int64(3)})
+    assert (claim.paper, claim.ours) == ("0.5", "3")

@@ -40,3 +40,12 @@ def test_text_and_errors():
 def test_show_table_prints_text_outside_a_kernel(capsys):
     show_table(ROWS, caption="KL")
     assert "CSVGD" in capsys.readouterr().out
+
+
+def test_numpy_and_torch_scalars():
+    import numpy as np
+    import torch
+
+    assert format_cell(np.bool_(True)) == "yes"
+    assert format_cell(torch.tensor(0.5)) == "0.5"
+    assert format_cell(np.float32(0.25)) == "0.25"

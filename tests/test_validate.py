@@ -121,3 +121,20 @@ def test_arrays():
         check_array("a", [np.inf])
     with pytest.raises(TypeError, match="a must be an array of real numbers"):
         check_array("a", ["x"])
+
+
+def test_edge_cases_name_the_argument():
+    with pytest.raises(ValueError, match="x must be finite"):
+        check_positive("x", 10**400)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        check_choice("kind", np.array([1, 2]), (1, 2))
+    assert check_choice("n", np.int64(4), (4, 16)) == 4
+    with pytest.raises(ValueError, match="seed must be <="):
+        check_seed("seed", 2**64)
+    reversed_ = check_array("a", np.arange(5.0)[::-1])
+    assert reversed_[0] == 4.0
+    for bad in (["1.5"], [True, False], [1 + 2j]):
+        with pytest.raises(TypeError, match="a must be an array of real numbers"):
+            check_array("a", bad)
+    grad = torch.ones(2, requires_grad=True)
+    assert check_array("a", grad).tolist() == [1.0, 1.0]

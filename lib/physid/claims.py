@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -61,12 +62,13 @@ class Claim:
 
 
 def _as_text(value: object, name: str) -> str:
-    if isinstance(value, bool):
+    if isinstance(value, bool | np.bool_):
         raise ValueError(f"{name} must be a number or a string, got the bool {value!r}")
-    if isinstance(value, int | float):
-        if not math.isfinite(value):
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if not math.isfinite(number):
             raise ValueError(f"{name} must be finite, got {value!r}")
-        return f"{value:.4g}"
+        return f"{number:.4g}"
     if isinstance(value, str) and value.strip():
         return value
     raise ValueError(f"{name} must be a number or a non-empty string, got {value!r}")

@@ -65,7 +65,7 @@ def glue_text(name: str, text: str) -> str:
     from myst_nb import glue
 
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"text for {name!r} must be a non-empty string, got {text!r}")
+        raise TypeError(f"text for {name!r} must be a non-empty string, got {text!r}")
     glue(name, text, display=False)
     return text
 
@@ -91,6 +91,6 @@ def glue_figure(name: str, fig: Figure) -> None:
     from myst_nb import glue
 
     if not isinstance(fig, Figure):
-        raise ValueError(f"fig for {name!r} must be a matplotlib Figure, got {type(fig).__name__}")
+        raise TypeError(f"fig for {name!r} must be a matplotlib Figure, got {type(fig).__name__}")
     glue(name, fig, display=False)
     plt.close(fig)

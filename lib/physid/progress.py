@@ -24,15 +24,19 @@ def progress(
     leave: bool = False,
     **kwargs: Any,
 ) -> tqdm:
-    """A tqdm bar on the terminal (``sys.__stderr__``); disabled when there is none."""
+    """A tqdm bar on the terminal (``sys.__stderr__``); disabled when that is not a terminal.
+
+    A log file or a CI job gets no bar lines (``sys.__stderr__`` is then not a tty).
+    """
     stream = sys.__stderr__
+    interactive = stream is not None and stream.isatty()
     return tqdm(
         iterable,
         desc=desc,
         total=total,
         leave=leave,
         file=stream,
-        disable=disable or stream is None,
+        disable=disable or not interactive,
         dynamic_ncols=True,
         **kwargs,
     )

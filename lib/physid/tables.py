@@ -15,6 +15,8 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 __all__ = ["format_cell", "format_text", "show_table", "table_html"]
 
 Rows = Sequence[Mapping[str, Any]]
@@ -24,7 +26,9 @@ def format_cell(value: Any, digits: int = 3) -> str:
     """One cell as text: floats to ``digits`` significant digits, NaN as "–", None as ""."""
     if value is None:
         return ""
-    if isinstance(value, bool):
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+        value = value.item()  # a 0-d numpy or torch scalar
+    if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
     if isinstance(value, numbers.Integral):
         return f"{int(value):,}" if abs(int(value)) >= 10_000 else str(int(value))
@@ -50,7 +54,7 @@ def _columns(rows: Rows) -> list[str]:
     return columns
 
 
-def format_text(rows: Rows, digits: int = 4) -> str:
+def format_text(rows: Rows, digits: int = 3) -> str:
     """Rows as an aligned plain-text table (for terminals and ``text/plain`` output)."""
     columns = _columns(rows)
     table = [columns] + [[format_cell(row[c], digits) for c in columns] for row in rows]

@@ -49,7 +49,10 @@ def as_number(name: str, value: Any) -> float:
     scalar = _scalar(value)
     if isinstance(scalar, bool | np.bool_) or not isinstance(scalar, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")
-    return float(scalar)
+    try:
+        return float(scalar)
+    except OverflowError:
+        raise ValueError(f"{name} must be finite, got {value!r}") from None
 
 
 def check_number(
@@ -105,16 +108,24 @@ def check_count(name: str, value: Any, minimum: int = 1, maximum: int | None = N
     return count
 
 
+#: The largest seed every generator of the book accepts (numpy's legacy seeding is 32-bit).
+MAX_SEED = 2**32 - 1
+
+
 def check_seed(name: str, value: Any) -> int:
-    """A non-negative integer seed; ``None`` is refused, since it would not be reproducible."""
+    """An integer seed in ``[0, MAX_SEED]``; ``None`` is refused: it would not be reproducible."""
     if value is None:
         raise ValueError(f"{name} must be a non-negative integer (None would not be reproducible)")
-    return check_count(name, value, minimum=0)
+    return check_count(name, value, minimum=0, maximum=MAX_SEED)
 
 
 def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
     """``value`` if it is one of ``choices``."""
-    if value not in choices:
+    try:
+        found = bool(value in choices)
+    except (TypeError, ValueError):
+        found = False
+    if not found:
         options = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
     return value
@@ -165,11 +176,17 @@ def check_array(
     nonnegative: bool = False,
     positive: bool = False,
 ) -> np.ndarray:
-    """``value`` as a float64 numpy array with the given ``shape`` (``None`` matches any)."""
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be an array of real numbers, got {value!r}") from None
+    """``value`` (real numbers: a sequence, array or tensor) as a float64 numpy array.
+
+    ``shape`` gives the expected shape (``None`` matches any size). Strings, bools and complex
+    numbers are a TypeError.
+    """
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    raw = np.asarray(value)
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers, got {value!r}")
+    array = np.ascontiguousarray(raw, dtype=float)
     if shape is not None:
         _check_shape(name, array.shape, shape)
     _check_values(name, torch.from_numpy(array), finite, nonnegative, positive)
