@@ -62,7 +62,7 @@ def test_bad_arguments_raise():
     push = Push((0.0, -0.02), (0.0, 1.0), duration=0.1)
     with pytest.raises(ValueError, match="sample_times must be multiples of 0.00416667"):
         simulate_bullet(box, push, [0.01])
-    with pytest.raises(ValueError, match="masses must be positive"):
+    with pytest.raises(ValueError, match="masses must be > 0"):
         simulate_bullet(box, push, [0.1], masses=torch.zeros(6, dtype=torch.float64))
     with pytest.raises(ValueError, match=r"push\.direction .* does not point into"):
         simulate_bullet(box, Push((0.0, -0.02), (0.0, -1.0)), [0.1])

@@ -187,14 +187,15 @@ def test_batched_parameters_and_sample_times(ell):
     ("kwargs", "message"),
     [
         ({"formulation": "euler"}, "formulation must be one of"),
-        ({"dt": 0.0}, "dt must be positive"),
+        ({"dt": 0.0}, "dt must be > 0"),
         ({"dt": 0.03}, "duration must be a multiple of dt"),
         ({"masses": torch.ones(4, dtype=F64)}, r"masses must have shape \(5,\)"),
-        ({"masses": -torch.ones(5, dtype=F64)}, "masses must be positive"),
-        ({"frictions": torch.full((5,), -0.1, dtype=F64)}, "frictions must be non-negative"),
+        ({"masses": -torch.ones(5, dtype=F64)}, "masses must be > 0"),
+        ({"frictions": torch.full((5,), -0.1, dtype=F64)}, "frictions must be >= 0"),
         ({"sample_times": [0.015]}, "sample_times must be multiples of 0.01"),
         ({"sample_times": [0.5]}, r"sample_times must lie in \[0, 0.1\]"),
-        ({"initial_velocity": [0.0, 1.0]}, "initial_velocity must be finite"),
+        ({"initial_velocity": [0.0, 1.0]}, r"initial_velocity must have shape \(3,\)"),
+        ({"initial_velocity": [0.0, float("nan"), 1.0]}, "initial_velocity must be finite"),
     ],
 )
 def test_bad_simulate_arguments_raise(ell, kwargs, message):

@@ -29,6 +29,20 @@ def test_sliding_check_shows_the_square_of_four_directions():
     assert check.distances[4][0] / check.coulomb == pytest.approx(1.0, abs=0.01)
     assert check.distances[4].max() / check.coulomb == pytest.approx(math.sqrt(2), rel=0.01)
     assert check.distances[16].max() / check.coulomb < 1.03
+    assert check.worst_deviation(4) == pytest.approx(math.sqrt(2) - 1, abs=0.01)
+    assert check.worst_deviation(16) < 0.02
+    np.testing.assert_allclose(np.degrees(check.angles), np.linspace(0, 45, 9))
+
+
+def test_bullet_gap_restores_the_callers_thread_count():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        (gap,) = ex.bullet_gap(("crimp",), 1, ex.SAMPLE_PERIOD, seed=3, dirs=(4,))
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+    assert gap.errors[4].shape == (1, 2) and np.isfinite(gap.errors[4]).all()
 
 
 def test_free_slides_batch_over_initial_velocities():

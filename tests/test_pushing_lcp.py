@@ -112,23 +112,26 @@ def test_no_convergence_raises_with_residual():
 def test_non_finite_data_raises_instead_of_nan():
     Q, p, G, h, A, b = random_qp(5)
     h[1, 0] = float("nan")
-    with pytest.raises(SolverError, match="non-finite"):
+    with pytest.raises(ValueError, match="^h must be finite, found nan"):
         solve_lcp(Q, p, G, h, A=A, b=b)
 
 
 @pytest.mark.parametrize(
-    ("change", "name"),
+    ("change", "name", "error"),
     [
-        (lambda t: {**t, "G": t["G"][:, :, :3]}, "G"),
-        (lambda t: {**t, "h": t["h"].float()}, "h"),
-        (lambda t: {**t, "b": t["b"][:, :1]}, "b"),
+        (lambda t: {**t, "G": t["G"][:, :, :3]}, "G", ValueError),
+        (lambda t: {**t, "h": t["h"].float()}, "h", TypeError),
+        (lambda t: {**t, "b": t["b"][:, :1]}, "b", ValueError),
+        (lambda t: {**t, "tol": 0.0}, "tol", ValueError),
+        (lambda t: {**t, "max_iter": 0}, "max_iter", ValueError),
+        (lambda t: {**t, "max_iter": 2.5}, "max_iter", TypeError),
     ],
 )
-def test_bad_shapes_or_dtypes_name_the_argument(change, name):
+def test_bad_shapes_or_dtypes_name_the_argument(change, name, error):
     Q, p, G, h, A, b = random_qp(6)
     args = change({"Q": Q, "p": p, "G": G, "h": h, "A": A, "b": b})
-    with pytest.raises(ValueError, match=rf"^{name} must"):
-        solve_lcp(args["Q"], args["p"], args["G"], args["h"], A=args["A"], b=args["b"])
+    with pytest.raises(error, match=rf"^{name} must"):
+        solve_lcp(args.pop("Q"), args.pop("p"), args.pop("G"), args.pop("h"), **args)
 
 
 def test_blocks_must_cover_z():

@@ -69,13 +69,13 @@ def test_mask_rows_run_down_and_cells_follow_row_major_order():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"masses": [1.0, 0.0, 1.0]}, r"masses must be positive and finite, got 0\.0"),
-        ({"masses": [1.0, -2.0, 1.0]}, r"masses must be positive and finite, got -2\.0"),
-        ({"masses": [1.0, float("nan"), 1.0]}, r"masses must be positive and finite, got nan"),
-        ({"frictions": [0.3, -0.1, 0.2]}, r"frictions must be non-negative and finite, got -0\.1"),
-        ({"frictions": [0.3, 0.2, float("inf")]}, r"frictions must be non-negative .* got inf"),
+        ({"masses": [1.0, 0.0, 1.0]}, r"masses must be > 0, found 0\.0"),
+        ({"masses": [1.0, -2.0, 1.0]}, r"masses must be > 0, found -2\.0"),
+        ({"masses": [1.0, float("nan"), 1.0]}, r"masses must be finite, found nan"),
+        ({"frictions": [0.3, -0.1, 0.2]}, r"frictions must be >= 0, found -0\.1"),
+        ({"frictions": [0.3, 0.2, float("inf")]}, r"frictions must be finite, found inf"),
         ({"masses": [1.0, 1.0]}, r"masses must have shape \(3,\)"),
-        ({"cell_side": -0.1}, r"cell_side must be positive"),
+        ({"cell_side": -0.1}, r"cell_side must be > 0"),
     ],
 )
 def test_bad_parameters_raise_naming_the_argument(kwargs, message):
@@ -95,7 +95,7 @@ def test_with_params_validates(objects):
     hammer = objects["hammer"]
     heavier = hammer.with_params(masses=2 * hammer.masses)
     assert torch.equal(heavier.masses, 2 * hammer.masses) and heavier.centres.equal(hammer.centres)
-    with pytest.raises(ValueError, match="frictions must be non-negative"):
+    with pytest.raises(ValueError, match="frictions must be >= 0"):
         hammer.with_params(frictions=-hammer.frictions)
 
 
@@ -113,11 +113,11 @@ def test_exposed_faces_skip_holes():
 def test_push_validation():
     with pytest.raises(ValueError, match="direction must be a unit vector"):
         Push((0.0, 0.0), (1.0, 1.0))
-    with pytest.raises(ValueError, match="speed must be positive"):
+    with pytest.raises(ValueError, match="speed must be > 0"):
         Push((0.0, 0.0), (1.0, 0.0), speed=0.0)
-    with pytest.raises(ValueError, match="duration must be positive"):
+    with pytest.raises(ValueError, match="duration must be finite"):
         Push((0.0, 0.0), (1.0, 0.0), duration=float("inf"))
-    with pytest.raises(ValueError, match="contact must be two finite numbers"):
+    with pytest.raises(ValueError, match="contact must be finite"):
         Push((0.0, float("nan")), (1.0, 0.0))
 
 
@@ -150,7 +150,7 @@ def test_random_pushes_are_seeded_and_valid(objects):
         angle = math.acos(min(1.0, float(np.dot(normal, push.direction))))
         assert angle <= math.radians(20) + 1e-12
         assert push.speed == 0.2 and push.duration == 1.0
-    with pytest.raises(ValueError, match="n must be a positive integer"):
+    with pytest.raises(ValueError, match="n must be >= 1"):
         random_pushes(crimp, 0, seed=1)
 
 

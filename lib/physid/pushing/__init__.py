@@ -6,6 +6,7 @@ through Differentiable Simulations".
 * :mod:`~physid.pushing.lcp`: the batched interior-point LCP solver with implicit gradients;
 * :mod:`~physid.pushing.lcp_engine`: formulation 1, the LCP of Figure 2 with one body per cell;
 * :mod:`~physid.pushing.rigid_engine`: formulation 2, one rigid body with k friction points;
+* :mod:`~physid.pushing.rollout_args`: the checks of the arguments both engines share;
 * :mod:`~physid.pushing.simulate`: :func:`simulate`, the common entry point;
 * :mod:`~physid.pushing.bullet`: the pybullet "real world".
 """

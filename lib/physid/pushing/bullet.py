@@ -20,8 +20,8 @@ on a free vertical joint (assumptions 2–3 of §6: the contact point stays fixe
 the end-effector stays in contact; at table height the push exerts no tipping moment, and the
 slider keeps the end-effector from carrying weight: a direct pin was measured to carry 3–28 %
 of it). A constraint is used instead of a contact because a compliant link would also make the
-end-effector's contact soft. Gravity is 9.81 m/s². The object settles for ``settle_steps``
-steps before the push starts; times count from the start of the push.
+end-effector's contact soft. Gravity is :data:`physid.constants.GRAVITY`. The object settles
+for ``settle_steps`` steps before the push starts; times count from the start of the push.
 
 Remaining differences from the engines (the reality gap): while the object turns, Bullet's
 normal loads still drift from ``M_i g`` (measured 0.75–1.13 × on a hammer push); its friction
@@ -39,28 +39,49 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from physid.pushing.objects import CellObject, check_frictions, check_masses
+from physid.constants import GRAVITY
+from physid.pushing.objects import CellObject, check_frictions, check_masses, check_object
 from physid.pushing.pushes import Push, contact_face
-from physid.pushing.simulate import GRAVITY, Trajectory, sample_indices
+from physid.pushing.simulate import Trajectory, sample_indices
 from physid.quiet_bullet import import_pybullet
+from physid.validate import check_count, check_positive
 
 p = import_pybullet()
 
-__all__ = ["BULLET_DT", "MAX_LINKS", "create_object", "create_pusher", "simulate_bullet"]
+__all__ = [
+    "BULLET_DT",
+    "MAX_FRICTION",
+    "MAX_LINKS",
+    "create_object",
+    "create_pusher",
+    "simulate_bullet",
+]
 
 MAX_LINKS = 127
 BULLET_DT = 1.0 / 240.0
 TABLE_FRICTION = 1.0
+#: Bullet clamps the product of two friction coefficients to 10, so a cell's friction (times
+#: the table's 1.0) above 10 would be silently capped: such frictions are refused.
+MAX_FRICTION = 10.0 / TABLE_FRICTION
 CONTACT_STIFFNESS = 1e4  # N/m per kg of the cell
 CONTACT_DAMPING = 100.0  # N s/m per kg of the cell
 SLIDER_MASS = 1e-4  # kg, the end-effector's vertical slider
 
 
 def _numpy(name: str, values, default: Tensor) -> np.ndarray:
-    t = default if values is None else torch.as_tensor(values, dtype=torch.float64)
+    """Per-cell ``masses`` (> 0) or ``frictions`` (in [0, MAX_FRICTION]) as a numpy array."""
+    if values is None:
+        t = default
+    elif isinstance(values, Tensor):
+        t = values
+    else:
+        t = torch.as_tensor(np.asarray(values, dtype=float), dtype=torch.float64)
     if tuple(t.shape) != tuple(default.shape):
         raise ValueError(f"{name} must have shape {tuple(default.shape)}, got {tuple(t.shape)}")
-    (check_masses if name == "masses" else check_frictions)(t, name)
+    if name == "masses":
+        check_masses(t, name)
+    else:
+        check_frictions(t, name, high=MAX_FRICTION)
     return t.detach().cpu().numpy()
 
 
@@ -76,7 +97,11 @@ def create_table(client: int) -> int:
 def create_object(
     client: int, obj: CellObject, masses: Tensor | None = None, frictions: Tensor | None = None
 ) -> int:
-    """``obj`` as a multibody with one link (cube of side a) per cell, resting on z = 0."""
+    """``obj`` as a multibody with one link (cube of side a) per cell, resting on z = 0.
+
+    Frictions above :data:`MAX_FRICTION` (Bullet's clamp of 10 on the combined coefficient)
+    are refused."""
+    check_object(obj)
     k = len(obj)
     if k > MAX_LINKS:
         raise ValueError(
@@ -189,17 +214,34 @@ def simulate_bullet(
     """Cell world positions recorded by pybullet at ``sample_times`` (multiples of
     ``time_step`` within the push), shaped like :func:`physid.pushing.simulate.simulate`'s:
     (S, k, 2) for one push, (B, S, k, 2) for a sequence. Each push runs in its own
-    ``p.connect(p.DIRECT)`` client, disconnected afterwards."""
+    ``p.connect(p.DIRECT)`` client, disconnected afterwards.
+
+    ``time_step`` (s) and ``gravity`` (m/s²) must be > 0, ``settle_steps`` >= 0. Frictions
+    must lie in [0, :data:`MAX_FRICTION`]: Bullet clamps the product of the cell's and the
+    table's coefficients to 10, so a larger value would be silently capped. Every argument is
+    checked before pybullet starts (ValueError or TypeError naming it).
+    """
+    check_object(obj)
+    time_step = check_positive("time_step", time_step)
+    settle_steps = check_count("settle_steps", settle_steps, minimum=0)
+    gravity = check_positive("gravity", gravity)
     single = isinstance(push, Push)
+    if not single and (isinstance(push, str) or not isinstance(push, Sequence)):
+        raise TypeError(f"push must be a Push or a sequence of pushes, got {push!r}")
     pushes = [push] if single else list(push)
     if not pushes:
         raise ValueError("push must be a Push or a non-empty sequence of pushes")
+    if not all(isinstance(q, Push) for q in pushes):
+        raise TypeError(f"push must hold only Push objects, got {pushes!r}")
+    _numpy("masses", masses, obj.masses)
+    _numpy("frictions", frictions, obj.frictions)
     if len(obj) > MAX_LINKS:
         raise ValueError(
             f"obj has {len(obj)} cells; pybullet supports at most {MAX_LINKS} links per multibody"
         )
     for q in pushes:
         contact_face(obj, q)
+        sample_indices(sample_times, time_step, q.duration)
     runs = []
     for q in pushes:
         indices = sample_indices(sample_times, time_step, q.duration)

@@ -9,20 +9,36 @@ two formulations (:func:`formulation_gap`) and the gap to pybullet with the true
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from joblib import Parallel, delayed
 
+from physid.constants import GRAVITY
 from physid.pushing.bullet import simulate_bullet
-from physid.pushing.objects import CellObject, load_object, rectangle
+from physid.pushing.objects import OBJECT_NAMES, CellObject, check_object, load_object, rectangle
 from physid.pushing.pushes import Push, random_pushes
-from physid.pushing.simulate import GRAVITY, cell_position_error, simulate
+from physid.pushing.simulate import cell_position_error, simulate
 from physid.scales import select
+from physid.validate import check_choice, check_count, check_number, check_positive, check_seed
 
 #: Sample period (s) shared by the engines' 0.01 s grid and Bullet's 1/240 s grid.
 SAMPLE_PERIOD = 0.05
+
+#: The accuracy the paper reports after identification ("< 1.5 cm"), m: the bar the engine must
+#: clear against pybullet with the true parameters.
+PAPER_ACCURACY = 0.015
+
+#: Speed targets of the rigid formulation, checked by ``benchmarks/pushing.py``: at
+#: ``BENCH_CELLS`` cells (the hammer's size), its forward simulation of a push is at least
+#: ``TARGET_SPEEDUP`` times faster than pybullet's, and its gradient with respect to every mass
+#: and friction costs at most ``TARGET_GRADIENT_COST`` times its own forward simulation.
+BENCH_CELLS = 88
+TARGET_SPEEDUP = 5.0
+TARGET_GRADIENT_COST = 3.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +66,7 @@ def sizes(scale: str) -> PushingSizes:
 
 def sample_times(duration: float) -> np.ndarray:
     """Every :data:`SAMPLE_PERIOD` from 0 to ``duration`` (both grids contain these times)."""
+    duration = check_positive("duration", duration)
     n = round(duration / SAMPLE_PERIOD)
     if n < 1 or abs(n * SAMPLE_PERIOD - duration) > 1e-9:
         raise ValueError(f"duration must be a multiple of {SAMPLE_PERIOD} s, got {duration!r}")
@@ -71,28 +88,54 @@ class SlidingCheck:
         """The closed-form stopping distance v₀²/(2μg)."""
         return self.v0**2 / (2 * self.mu * GRAVITY)
 
+    def ratios(self, n_dirs: int) -> np.ndarray:
+        """Stopping distance over v₀²/(2μg), per direction, with D of ``n_dirs`` directions."""
+        return self.distances[n_dirs] / self.coulomb
+
+    def worst_deviation(self, n_dirs: int) -> float:
+        """The largest ``|distance / (v₀²/(2μg)) − 1|`` over the directions."""
+        return float(np.abs(self.ratios(n_dirs) - 1.0).max())
+
 
 def sliding_check(
-    v0: float = 1.0, mu: float = 0.5, dt: float = 1e-3, dirs: tuple[int, ...] = (4, 16)
+    v0: float = 1.0,
+    mu: float = 0.5,
+    dt: float = 1e-3,
+    dirs: Sequence[int] = (4, 16),
+    n_angles: int = 9,
 ) -> SlidingCheck:
-    """Slide one cell from ``v0`` in 13 directions between 0 and 90°, for each D size.
+    """Slide one cell from ``v0`` (m/s) in ``n_angles`` evenly spaced directions from 0 to 45°,
+    for each size of D in ``dirs``.
 
-    With D's 4 directions (§5), the friction impulses lie in a square, so the object stops at
-    v₀²/(2μg) when sliding along an axis and √2 further along a diagonal; more directions
-    round the polygon towards Coulomb's circle.
+    Both polygons (4 and 16 directions) are symmetric about the axes and the diagonals, so 0 to
+    45° covers every direction; the default 9 angles (steps of 5.625°) include the middle of a
+    sector of either polygon. With D's 4 directions (§5), the friction impulses lie in a square,
+    so the cell stops at v₀²/(2μg) when sliding along an axis and √2 as far along a diagonal;
+    n directions round the polygon towards Coulomb's circle (worst 1/cos(π/n) as far).
     """
+    v0, mu, dt = check_positive("v0", v0), check_positive("mu", mu), check_positive("dt", dt)
+    dirs = tuple(check_count("dirs", n, minimum=3) for n in dirs)
+    n_angles = check_count("n_angles", n_angles, minimum=2)
     cell = rectangle(1, 1, 0.02, 0.1, mu, name="cell")
-    angles = np.linspace(0.0, math.pi / 2, 13)
-    velocity = torch.tensor([[0.0, v0 * math.cos(a), v0 * math.sin(a)] for a in angles])
+    angles = np.linspace(0.0, math.pi / 4, n_angles)
+    velocity = torch.tensor(
+        [[0.0, v0 * math.cos(a), v0 * math.sin(a)] for a in angles], dtype=torch.float64
+    )
     duration = dt * math.ceil(math.sqrt(2) * v0 / (mu * GRAVITY * dt) + 10)
     distances = {}
     for n_dirs in dirs:
         traj = simulate(
-            cell, None, dt=dt, duration=duration, initial_velocity=velocity,
-            friction_dirs=n_dirs, progress=False,
-        )  # fmt: skip
+            cell, None, dt=dt, duration=duration, initial_velocity=velocity, friction_dirs=n_dirs
+        )
         distances[n_dirs] = (traj.final[:, 0] - traj.positions[:, 0, 0]).norm(dim=-1).numpy()
     return SlidingCheck(v0=v0, mu=mu, dt=dt, angles=angles, distances=distances)
+
+
+#: The uniform box of :func:`push_turns`: rows × columns of cells, cell side (m), mass per cell
+#: (kg) and friction.
+TURN_BOX = {"rows": 4, "cols": 6, "cell_side": 0.02, "mass": 0.01, "friction": 0.4}
+#: How far (m) from the middle of the box's long side :func:`push_turns` pushes by default.
+TURN_OFFSET = 0.04
 
 
 @dataclass(frozen=True)
@@ -100,14 +143,18 @@ class PushTurns:
     """A centred and an offset push of a uniform box: paths and yaw over time."""
 
     box: CellObject
+    offset: float
     times: np.ndarray
     positions: np.ndarray  # (2, S, k, 2): centred, offset
     yaw: np.ndarray  # (2, S) rad
 
 
-def push_turns(offset: float = 0.04, duration: float = 1.0) -> PushTurns:
-    """Push a 4 × 6 box of 2 cm cells at the middle of its long side and ``offset`` m aside."""
-    box = rectangle(4, 6, 0.02, 0.01, 0.4, name="box")
+def push_turns(offset: float = TURN_OFFSET, duration: float = 1.0) -> PushTurns:
+    """Push the :data:`TURN_BOX` at the middle of its long side and ``offset`` m aside."""
+    box = rectangle(**TURN_BOX, name="box")
+    half_width = float(box.centres[:, 0].max()) + box.cell_side / 2
+    offset = check_number("offset", offset, low=0.0, high=half_width, high_open=True)
+    duration = check_positive("duration", duration)
     bottom = float(box.centres[:, 1].min()) - box.cell_side / 2
     pushes = [
         Push((0.0, bottom), (0.0, 1.0), duration=duration),
@@ -119,12 +166,15 @@ def push_turns(offset: float = 0.04, duration: float = 1.0) -> PushTurns:
     span = positions[..., -1, :] - positions[..., 0, :]
     start = (box.centres[-1] - box.centres[0]).numpy()
     yaw = np.arctan2(span[..., 1], span[..., 0]) - math.atan2(start[1], start[0])
-    return PushTurns(box=box, times=times, positions=positions, yaw=yaw)
+    return PushTurns(box=box, offset=offset, times=times, positions=positions, yaw=yaw)
 
 
-def formulation_gap(obj: CellObject, pushes: list[Push]) -> dict[str, float]:
+def formulation_gap(obj: CellObject, pushes: Sequence[Push]) -> dict[str, float]:
     """Largest position difference between the LCP and the rigid formulation, and how rigid
     the LCP keeps the object (the largest change of any cell's distance to the first cell)."""
+    check_object(obj)
+    if not pushes:
+        raise ValueError("pushes must hold at least one Push")
     times = sample_times(pushes[0].duration)
     lcp = simulate(obj, pushes, "lcp", sample_times=times).positions
     rigid = simulate(obj, pushes, "rigid", sample_times=times).positions
@@ -147,8 +197,23 @@ class BulletGap:
     travel: np.ndarray  # (pushes,) mean cell travel in pybullet (m)
 
 
-def _bullet_gap(name: str, n_pushes: int, duration: float, seed: int, dirs: tuple[int, ...]):
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """torch on one thread inside the block, the caller's setting restored after it."""
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _bullet_gap(name: str, n_pushes: int, duration: float, seed: int, dirs: tuple[int, ...]):
+    with _one_thread():
+        return _bullet_gap_one_thread(name, n_pushes, duration, seed, dirs)
+
+
+def _bullet_gap_one_thread(name, n_pushes, duration, seed, dirs) -> BulletGap:
     obj = load_object(name)
     pushes = random_pushes(obj, n_pushes, seed=seed, duration=duration)
     times = sample_times(duration)
@@ -173,8 +238,15 @@ def bullet_gap(
 ) -> list[BulletGap]:
     """Push each object ``n_pushes`` times at random in pybullet and in the rigid engine
     (true parameters) and measure the cell-position error over each push; objects run in
-    parallel through ``joblib.Parallel(n_jobs)``."""
-    if n_pushes < 1:
-        raise ValueError(f"n_pushes must be >= 1, got {n_pushes!r}")
+    parallel through ``joblib.Parallel(n_jobs)``. The pushes of every object are drawn with
+    ``seed``."""
+    names = tuple(check_choice("names", name, OBJECT_NAMES) for name in names)
+    if not names:
+        raise ValueError("names must hold at least one object name")
+    n_pushes = check_count("n_pushes", n_pushes)
+    duration = check_positive("duration", duration)
+    seed = check_seed("seed", seed)
+    dirs = tuple(check_count("dirs", n, minimum=3) for n in dirs)
+    n_jobs = check_count("n_jobs", n_jobs)
     jobs = (delayed(_bullet_gap)(name, n_pushes, duration, seed, dirs) for name in names)
     return list(Parallel(n_jobs=n_jobs)(jobs))

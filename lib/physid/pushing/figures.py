@@ -10,12 +10,14 @@ import torch
 from matplotlib.collections import PatchCollection
 from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
 
 from physid.pushing.experiments import BulletGap, PushTurns, SlidingCheck
 from physid.pushing.objects import OBJECT_NAMES, CellObject, load_object
 from physid.pushing.pushes import Push
 from physid.pushing.simulate import simulate
+from physid.validate import check_number, check_positive
 
 
 def _yaw(start: np.ndarray, end: np.ndarray) -> float:
@@ -42,107 +44,119 @@ def _cells(
 
 
 def plot_objects(objects: list[CellObject]) -> Figure:
-    """Each object's cells coloured by mass (top row, log scale) and friction (bottom row),
-    with one colour scale per row shared by all objects."""
-    n = len(objects)
-    fig, axes = plt.subplots(2, n, figsize=(2.7 * n, 4.0), layout="constrained")
+    """One row per object: its cells coloured by mass (left, log scale) and by friction with
+    the table (right), with one labelled colour scale per column shared by all objects."""
+    extents = [np.ptp(obj.centres.numpy(), axis=0) + obj.cell_side for obj in objects]
+    ratios = [max(float(e[1] / e[0]), 0.25) for e in extents]
+    fig, axes = plt.subplots(
+        len(objects), 2, figsize=(7.0, 1.4 + 2.6 * sum(ratios) + 0.45 * len(objects)),
+        height_ratios=ratios, squeeze=False,
+    )
     masses = torch.cat([obj.masses for obj in objects])
     frictions = torch.cat([obj.frictions for obj in objects])
     norms = [
         LogNorm(float(masses.min()), float(masses.max())),
         Normalize(0.0, float(frictions.max())),
     ]
-    rows = [("masses", "mass per cell (kg)", "viridis"), ("frictions", "friction μ", "magma")]
-    for row, (attribute, label, cmap) in enumerate(rows):
-        for column, obj in enumerate(objects):
+    columns = [("masses", "mass per cell (kg)", "viridis"),
+               ("frictions", "friction coefficient with the table μ (–)", "magma")]
+    for column, (attribute, label, cmap) in enumerate(columns):
+        for row, obj in enumerate(objects):
             ax = axes[row, column]
-            cells = _cells(ax, obj.centres.numpy(), obj.cell_side, getattr(obj, attribute).numpy(),
-                           cmap=cmap, norm=norms[row], edgecolor="w", linewidth=0.3)  # fmt: skip
-            ax.set_xticks([])
-            ax.set_yticks([])
-            if row == 0:
-                ax.set_title(f"{obj.name} ({len(obj)} cells)")
-        fig.colorbar(cells, ax=axes[row, :], shrink=0.8, label=label)
+            cells = _cells(ax, 1e3 * obj.centres.numpy(), 1e3 * obj.cell_side,
+                           getattr(obj, attribute).numpy(), cmap=cmap, norm=norms[column],
+                           edgecolor="w", linewidth=0.3)
+            ax.grid(False)
+            ax.set_title(f"{obj.name} ({len(obj)} cells): {attribute}")
+            ax.set_ylabel("y (mm)")
+        axes[-1, column].set_xlabel("x (mm)")
+        fig.colorbar(cells, ax=axes[:, column], location="bottom", shrink=0.9, label=label)
     return fig
 
 
 def plot_sliding(check: SlidingCheck) -> Figure:
     """Stopping distance of one sliding cell against the direction of its initial velocity."""
-    fig, ax = plt.subplots(figsize=(5.6, 3.4), layout="constrained")
+    fig, ax = plt.subplots()
     degrees = np.degrees(check.angles)
-    for n_dirs, distances in check.distances.items():
-        ax.plot(degrees, distances / check.coulomb, "o-", ms=4, label=f"D with {n_dirs} directions")
-    ax.axhline(1.0, color="k", ls="--", lw=1, label="Coulomb: v²/(2μg)")
-    ax.set_xlabel("direction of the initial velocity (°)")
-    ax.set_ylabel("stopping distance / v²/(2μg)")
+    for n_dirs in sorted(check.distances):
+        ax.plot(degrees, check.ratios(n_dirs), "o-", ms=4, label=f"D with {n_dirs} directions")
+    ax.axhline(1.0, color="k", ls="--", lw=1, label="Coulomb: $v_0^2/(2\\mu g)$")
+    ax.set_xlabel("direction of the initial velocity from the +x axis (°)")
+    ax.set_ylabel("stopping distance / $v_0^2/(2\\mu g)$ (–)")
     ax.legend(frameon=False)
-    ax.grid(alpha=0.3)
     return fig
 
 
 def plot_push_turns(turns: PushTurns) -> Figure:
     """The centred and the offset push: start and end poses of the cells, and the yaw."""
-    fig, (ax_pose, ax_yaw) = plt.subplots(1, 2, figsize=(9.5, 3.6), layout="constrained")
+    fig, (ax_pose, ax_yaw) = plt.subplots(1, 2, figsize=(7.0, 3.4))
     side = turns.box.cell_side
     start = turns.positions[0, 0]
     _cells(ax_pose, start, side, facecolor="0.85", edgecolor="0.6", linewidth=0.5)
     for index, (label, color) in enumerate([("centred", "C0"), ("offset", "C3")]):
         end = turns.positions[index, -1]
         _cells(ax_pose, end, side, yaw=turns.yaw[index, -1], facecolor=color, alpha=0.45,
-               edgecolor=color, linewidth=0.5)  # fmt: skip
+               edgecolor=color, linewidth=0.5)
         path = turns.positions[index].mean(axis=1)
         ax_pose.plot(path[:, 0], path[:, 1], color=color, lw=1.5, label=f"{label} push")
         ax_yaw.plot(turns.times, np.degrees(turns.yaw[index]), color=color, lw=2, label=label)
-    ax_pose.legend(frameon=False, loc="upper left")
+    ax_pose.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
     ax_pose.set_xlabel("x (m)")
     ax_pose.set_ylabel("y (m)")
     ax_yaw.set_xlabel("time (s)")
     ax_yaw.set_ylabel("yaw (°)")
     ax_yaw.legend(frameon=False)
-    ax_yaw.grid(alpha=0.3)
     return fig
 
 
 def plot_bullet_gap(gaps: list[BulletGap]) -> Figure:
     """Median (line) and range (band) over pushes of the cell-position error, per object."""
     dirs = sorted(gaps[0].errors)
-    fig, axes = plt.subplots(1, len(dirs), figsize=(4.8 * len(dirs), 3.4), sharey=True,
-                             layout="constrained")  # fmt: skip
+    fig, axes = plt.subplots(1, len(dirs), figsize=(7.0, 3.6), sharey=True)
     for ax, n_dirs in zip(np.atleast_1d(axes), dirs, strict=True):
         for index, gap in enumerate(gaps):
             errors = 1e3 * gap.errors[n_dirs]
             color = f"C{index}"
             ax.plot(gap.times, np.median(errors, axis=0), color=color, lw=2, label=gap.name)
             ax.fill_between(gap.times, errors.min(axis=0), errors.max(axis=0), color=color,
-                            alpha=0.15)  # fmt: skip
+                            alpha=0.15)
         ax.set_title(f"D with {n_dirs} directions")
         ax.set_xlabel("time into the push (s)")
-        ax.grid(alpha=0.3)
     np.atleast_1d(axes)[0].set_ylabel("mean cell-position error (mm)")
     np.atleast_1d(axes)[0].legend(frameon=False)
     return fig
 
 
 def plot_push(obj: CellObject, push: Push, friction_scale: float = 1.0, ax=None) -> Figure:
-    """The cells before (grey) and after ``push`` (coloured by friction), and the pusher."""
+    """The cells before (grey) and after ``push`` (coloured by friction, with a colour bar),
+    the path of the centroid and the pusher's start and motion."""
+    friction_scale = check_positive("friction_scale", friction_scale)
     if ax is None:
-        fig, ax = plt.subplots(figsize=(5.6, 4.2), layout="constrained")
+        fig, ax = plt.subplots(figsize=(7.0, 4.6))
     else:
         fig = ax.figure
     frictions = obj.frictions * friction_scale
-    traj = simulate(obj, push, frictions=frictions, progress=False)
+    traj = simulate(obj, push, frictions=frictions)
     positions = traj.positions.detach().numpy()
     _cells(ax, positions[0], obj.cell_side, facecolor="0.85", edgecolor="0.65", linewidth=0.4)
-    _cells(ax, positions[-1], obj.cell_side, frictions.numpy(), cmap="magma",
-           yaw=_yaw(positions[0], positions[-1]), edgecolor="w", linewidth=0.3,
-           alpha=0.85)  # fmt: skip
+    after = _cells(ax, positions[-1], obj.cell_side, frictions.numpy(), cmap="magma",
+                   yaw=_yaw(positions[0], positions[-1]), edgecolor="w", linewidth=0.3,
+                   alpha=0.85)
     path = positions.mean(axis=1)
-    ax.plot(path[:, 0], path[:, 1], "k-", lw=1, label="centroid path")
+    ax.plot(path[:, 0], path[:, 1], "k-", lw=1)
     end = np.asarray(push.contact) + np.asarray(push.velocity) * push.duration
     ax.annotate("", xy=end, xytext=push.contact,
-                arrowprops={"arrowstyle": "->", "color": "C2", "lw": 2})  # fmt: skip
-    ax.plot(*push.contact, "o", color="C2", label="pusher")
-    ax.legend(frameon=False, loc="lower left", fontsize=8)
+                arrowprops={"arrowstyle": "->", "color": "C2", "lw": 2})
+    ax.plot(*push.contact, "o", color="C2")
+    handles = [
+        Patch(facecolor="0.85", edgecolor="0.65", label="cells at the start"),
+        Patch(facecolor=plt.get_cmap("magma")(0.6), label=f"cells after {push.duration:g} s"),
+        Line2D([], [], color="k", lw=1, label="path of the centroid"),
+        Line2D([], [], color="C2", marker="o", lw=2, label="pusher: start and motion"),
+    ]
+    ax.legend(handles=handles, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+              ncols=2)
+    fig.colorbar(after, ax=ax, label="friction coefficient μ after scaling (–)")
     ax.set_title(f"{obj.name}: friction × {friction_scale:.2f}")
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
@@ -152,7 +166,10 @@ def plot_push(obj: CellObject, push: Push, friction_scale: float = 1.0, ax=None)
 
 def boundary_push(obj: CellObject, position: float, angle: float, duration: float = 1.0) -> Push:
     """A push at the fraction ``position`` ∈ [0, 1) along the object's boundary faces, turned
-    by ``angle`` (rad) from the face's inward normal."""
+    by ``angle`` (rad, |angle| < π/2) from the face's inward normal."""
+    position = check_number("position", position, low=0.0, high=1.0, high_open=True)
+    angle = check_number("angle", angle, low=-math.pi / 2, high=math.pi / 2, low_open=True,
+                         high_open=True)
     _, mids, normals = obj.exposed_faces()
     order = np.argsort(np.arctan2(mids[:, 1], mids[:, 0]))  # faces counter-clockwise
     face = order[min(int(position * len(order)), len(order) - 1)]
@@ -170,7 +187,6 @@ def push_explorer(position: float = 0.3, angle: float = 0.0, friction_scale: flo
     objects = {name: load_object(name) for name in OBJECT_NAMES}
 
     def draw(name: str, position: float, angle_deg: float, friction_scale: float) -> None:
-        torch.set_num_threads(1)
         obj = objects[name]
         plot_push(obj, boundary_push(obj, position, math.radians(angle_deg)), friction_scale)
         plt.show()
@@ -184,4 +200,4 @@ def push_explorer(position: float = 0.3, angle: float = 0.0, friction_scale: flo
                                       description="angle (°)", continuous_update=False),
         friction_scale=widgets.FloatSlider(value=friction_scale, min=0.25, max=2.0, step=0.05,
                                            description="friction ×", continuous_update=False),
-    )  # fmt: skip
+    )

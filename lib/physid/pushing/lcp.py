@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from physid.validate import check_count, check_positive, check_tensor
+
 __all__ = ["LCPSolution", "SolverError", "solve_lcp"]
 
 
@@ -236,9 +238,14 @@ def solve_lcp(
     empty means ``F = 0``; a dense ``F`` is the single block ``F[:, None]``. The result is
     differentiable with respect to every tensor input (implicit differentiation, OptNet).
 
-    Convergence: the KKT residual ``max(‖r_x‖∞, ‖r_z‖∞, ‖r_y‖∞, max s⊙z)`` must fall to
-    ``tol`` within ``max_iter`` iterations, otherwise :class:`SolverError` reports it.
+    Every tensor must be float64 (TypeError otherwise) and finite; ``tol`` > 0, ``max_iter``
+    >= 1 (ValueError naming the argument). Convergence: the KKT residual
+    ``max(‖r_x‖∞, ‖r_z‖∞, ‖r_y‖∞, max s⊙z)`` must fall to ``tol`` within ``max_iter``
+    iterations, otherwise :class:`SolverError` reports it.
     """
+    tol = check_positive("tol", tol)
+    max_iter = check_count("max_iter", max_iter)
+    check_tensor("Q", Q, shape=(None, None, None), dtype=torch.float64)
     if A is None:
         A = Q.new_zeros(Q.shape[0], 0, Q.shape[-1])
         b = Q.new_zeros(Q.shape[0], 0)
@@ -246,8 +253,9 @@ def solve_lcp(
         raise ValueError("b must be given together with A")
     tensors = {"Q": Q, "p": p, "G": G, "h": h, "A": A, "b": b}
     for name, t in tensors.items():
-        if not isinstance(t, Tensor) or t.dtype != torch.float64:
-            raise ValueError(f"{name} must be a float64 tensor, got {getattr(t, 'dtype', t)!r}")
+        check_tensor(name, t, dtype=torch.float64)
+        if t.dim() < 2:
+            raise ValueError(f"{name} must have a leading batch dimension, got {tuple(t.shape)}")
     batch = max(t.shape[0] for t in tensors.values())
     n, m, neq = p.shape[-1], h.shape[-1], A.shape[-2]
     shapes = {"Q": (n, n), "p": (n,), "G": (m, n), "h": (m,), "A": (neq, n), "b": (neq,)}
@@ -260,6 +268,7 @@ def solve_lcp(
     blocks = list(F_blocks) or [h.new_zeros(1, m, 1, 1)]
     total = 0
     for i, blk in enumerate(blocks):
+        check_tensor(f"F_blocks[{i}]", blk, dtype=torch.float64)
         if blk.dim() != 4 or blk.shape[-1] != blk.shape[-2] or blk.shape[0] not in (1, batch):
             raise ValueError(f"F_blocks[{i}] must have shape (B, count, size, size), got "
                              f"{tuple(blk.shape)}")
@@ -267,8 +276,6 @@ def solve_lcp(
     if total != m:
         raise ValueError(f"F_blocks cover {total} rows of z but h has m={m}")
     blocks = [blk.expand(batch, *blk.shape[1:]) for blk in blocks]
-    if tol <= 0 or max_iter < 1:
-        raise ValueError(f"tol must be > 0 and max_iter >= 1, got tol={tol}, max_iter={max_iter}")
     stats: dict = {}
     e = expanded
     x, z, y = _LCPFunction.apply(

@@ -45,16 +45,18 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from physid.constants import GRAVITY
 from physid.pushing.lcp import solve_lcp
 from physid.pushing.pushes import PushBatch
+from physid.pushing.rollout_args import check_rollout_args
+from physid.validate import check_count
 
 __all__ = ["friction_directions", "pin_rows", "rollout"]
 
 
 def friction_directions(n_dirs: int, like: Tensor) -> Tensor:
     """The ``(n_dirs, 2)`` unit directions ``d_j`` of D, counter-clockwise from +x."""
-    if not (isinstance(n_dirs, int) and n_dirs >= 3):
-        raise ValueError(f"friction_dirs must be an integer >= 3, got {n_dirs!r}")
+    n_dirs = check_count("friction_dirs", n_dirs, minimum=3)
     angles = torch.arange(n_dirs, dtype=like.dtype, device=like.device) * (2 * math.pi / n_dirs)
     return torch.stack([torch.cos(angles), torch.sin(angles)], dim=1)
 
@@ -126,7 +128,7 @@ def rollout(
     dt: float,
     n_steps: int,
     friction_dirs: int = 4,
-    gravity: float = 9.81,
+    gravity: float = GRAVITY,
     tol: float = 1e-10,
     on_step: Callable[[], None] | None = None,
 ) -> Tensor:
@@ -134,8 +136,15 @@ def rollout(
 
     ``centres (k, 2)`` object-frame cell centres; ``masses``, ``frictions (B, k)``; ``pushes``
     a batch of B pushes or None (no pusher); ``initial_velocity (B, 3)`` the object's initial
-    twist ``[ω, vx, vy]`` at the object-frame origin.
+    twist ``[ω, vx, vy]`` at the object-frame origin. Every argument is checked first by
+    :func:`physid.pushing.rollout_args.check_rollout_args`.
     """
+    s = check_rollout_args(
+        centres, masses, frictions, pushes, initial_velocity, cell_side=cell_side, dt=dt,
+        n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol,
+    )
+    cell_side, dt, n_steps, gravity, tol = s.cell_side, s.dt, s.n_steps, s.gravity, s.tol
+    friction_dirs = s.friction_dirs
     batch, k = masses.shape
     n_dirs, n = friction_dirs, 3 * k
     dirs = friction_directions(n_dirs, masses)

@@ -13,7 +13,6 @@ a cell. ``data/objects/README.md`` explains each drawing.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import Tensor
+
+from physid.validate import check_count, check_positive, check_tensor
 
 __all__ = ["OBJECT_NAMES", "CellObject", "from_mask", "load_object", "rectangle"]
 
@@ -31,7 +32,18 @@ _NEIGHBOURS = ((-1, 0), (1, 0), (0, -1), (0, 1))
 
 
 def _as_vector(name: str, values: Tensor | Sequence[float] | float, k: int) -> Tensor:
-    t = torch.as_tensor(values, dtype=torch.float64)
+    """``values`` as a float64 (k,) tensor: a number is repeated for every cell; a tensor must
+    already be float64 (TypeError otherwise), so float32 input is not silently mixed in."""
+    if isinstance(values, Tensor):
+        check_tensor(name, values, shape=None, dtype=torch.float64, finite=False)
+        t = values
+    else:
+        try:
+            t = torch.as_tensor(np.asarray(values, dtype=float), dtype=torch.float64)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{name} must be a number or a sequence of numbers, got {values!r}"
+            ) from None
     if t.dim() == 0:
         t = t.expand(k).clone()
     if tuple(t.shape) != (k,):
@@ -39,22 +51,29 @@ def _as_vector(name: str, values: Tensor | Sequence[float] | float, k: int) -> T
     return t
 
 
-def check_masses(masses: Tensor, name: str = "masses") -> None:
-    """ValueError naming ``name`` and the first bad value unless every mass is positive finite."""
-    bad = ~(torch.isfinite(masses) & (masses > 0))
-    if bad.any():
-        i = tuple(torch.nonzero(bad)[0].tolist())
-        raise ValueError(f"{name} must be positive and finite, got {masses[i].item()!r} at {i}")
+def check_masses(masses: Tensor, name: str = "masses") -> Tensor:
+    """``masses`` if it is a float64 tensor of positive, finite values; else a ValueError (or a
+    TypeError for another kind or dtype) naming ``name`` and the first bad value."""
+    return check_tensor(name, masses, dtype=torch.float64, positive=True)
 
 
-def check_frictions(frictions: Tensor, name: str = "frictions") -> None:
-    """ValueError naming ``name`` and the first bad value unless every value is finite ≥ 0."""
-    bad = ~(torch.isfinite(frictions) & (frictions >= 0))
-    if bad.any():
-        i = tuple(torch.nonzero(bad)[0].tolist())
-        raise ValueError(
-            f"{name} must be non-negative and finite, got {frictions[i].item()!r} at {i}"
-        )
+def check_frictions(
+    frictions: Tensor, name: str = "frictions", high: float | None = None
+) -> Tensor:
+    """``frictions`` if it is a float64 tensor of finite values >= 0 (and <= ``high`` when
+    given); else a ValueError (or a TypeError) naming ``name`` and the first bad value."""
+    check_tensor(name, frictions, dtype=torch.float64, nonnegative=True)
+    if high is not None and bool((frictions > high).any()):
+        bad = frictions[frictions > high].flatten()[0].item()
+        raise ValueError(f"{name} must be <= {high:g}, found {bad}")
+    return frictions
+
+
+def check_object(obj: object, name: str = "obj") -> CellObject:
+    """``obj`` if it is a :class:`CellObject`; else a TypeError naming ``name``."""
+    if not isinstance(obj, CellObject):
+        raise TypeError(f"{name} must be a CellObject, got {type(obj).__name__}")
+    return obj
 
 
 def _check_connected(grid: np.ndarray) -> None:
@@ -97,9 +116,9 @@ class CellObject:
         grid = np.asarray(self.grid, dtype=np.int64)
         if grid.ndim != 2 or grid.shape[1] != 2 or len(grid) == 0:
             raise ValueError(f"grid must be a non-empty (k, 2) array, got shape {grid.shape}")
-        if not (isinstance(self.cell_side, int | float) and math.isfinite(self.cell_side)
-                and self.cell_side > 0):
-            raise ValueError(f"cell_side must be positive and finite, got {self.cell_side!r}")
+        cell_side = check_positive("cell_side", self.cell_side)
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a string, got {self.name!r}")
         _check_connected(grid)
         k = len(grid)
         masses = _as_vector("masses", self.masses, k)
@@ -108,10 +127,10 @@ class CellObject:
         check_frictions(frictions)
         if self.regions and len(self.regions) != k:
             raise ValueError(f"regions must name {k} cells, got {len(self.regions)}")
-        xy = np.stack([grid[:, 1] + 0.5, -(grid[:, 0] + 0.5)], axis=1) * float(self.cell_side)
+        xy = np.stack([grid[:, 1] + 0.5, -(grid[:, 0] + 0.5)], axis=1) * cell_side
         centres = torch.as_tensor(xy - xy.mean(axis=0), dtype=torch.float64)
         object.__setattr__(self, "grid", grid)
-        object.__setattr__(self, "cell_side", float(self.cell_side))
+        object.__setattr__(self, "cell_side", cell_side)
         object.__setattr__(self, "masses", masses)
         object.__setattr__(self, "frictions", frictions)
         object.__setattr__(self, "regions", tuple(self.regions))
@@ -190,9 +209,13 @@ def from_mask(
     ``masses``/``frictions`` are one value per cell in that order, or a scalar for all cells.
     ValueError for an empty or disconnected mask and for bad masses or frictions.
     """
-    grid_mask = np.asarray(mask, dtype=bool)
+    grid_mask = np.asarray(mask)
     if grid_mask.ndim != 2:
         raise ValueError(f"mask must be a 2-D boolean grid, got shape {grid_mask.shape}")
+    if grid_mask.dtype != bool:
+        if grid_mask.dtype.kind not in "iuf" or not np.isin(grid_mask, (0, 1)).all():
+            raise ValueError(f"mask must hold only booleans (or 0 and 1), got {mask!r}")
+        grid_mask = grid_mask.astype(bool)
     if not grid_mask.any():
         raise ValueError(f"mask is empty: no cell is set in the {grid_mask.shape} grid")
     grid = np.argwhere(grid_mask)
@@ -203,14 +226,15 @@ def rectangle(
     rows: int, cols: int, cell_side: float, mass: float, friction: float, name: str = "rectangle"
 ) -> CellObject:
     """A uniform ``rows × cols`` rectangle of cells."""
-    if rows < 1 or cols < 1:
-        raise ValueError(f"rows and cols must be >= 1, got rows={rows}, cols={cols}")
-    return from_mask(np.ones((rows, cols), bool), cell_side, mass, friction, name)
+    shape = (check_count("rows", rows), check_count("cols", cols))
+    return from_mask(np.ones(shape, bool), cell_side, mass, friction, name)
 
 
 def load_object(name: str, data_dir: Path | str | None = None) -> CellObject:
     """One of :data:`OBJECT_NAMES` with its ground-truth masses and frictions, read from
     ``data/objects/<name>.txt`` (or ``data_dir``)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be one of {OBJECT_NAMES}, got {name!r}")
     path = Path(data_dir or DATA_DIR) / f"{name}.txt"
     if not path.is_file():
         raise ValueError(f"name must be one of {OBJECT_NAMES} (no file {path}), got {name!r}")

@@ -16,16 +16,40 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from physid.pushing.objects import CellObject
+from physid.pushing.objects import CellObject, check_object
+from physid.validate import (
+    check_array,
+    check_count,
+    check_number,
+    check_positive,
+    check_seed,
+)
 
-__all__ = ["Push", "PushBatch", "contact_face", "random_pushes"]
+__all__ = [
+    "CONTACT_SPREAD",
+    "MAX_PUSH_ANGLE",
+    "PUSH_DURATION",
+    "PUSH_SPEED",
+    "Push",
+    "PushBatch",
+    "contact_face",
+    "random_pushes",
+]
+
+
+#: The end-effector speed of §6 ("around 0.2 m/s"), m/s: the default of every push.
+PUSH_SPEED = 0.2
+#: The default push duration (s).
+PUSH_DURATION = 1.0
+#: Random pushes start on the middle ``2 × CONTACT_SPREAD`` of a face (away from its corners).
+CONTACT_SPREAD = 0.3
+#: Random push directions lie within this angle (rad) of the face's inward normal.
+MAX_PUSH_ANGLE = math.radians(20.0)
 
 
 def _finite_pair(name: str, value: Sequence[float]) -> tuple[float, float]:
-    pair = tuple(float(v) for v in value)
-    if len(pair) != 2 or not all(math.isfinite(v) for v in pair):
-        raise ValueError(f"{name} must be two finite numbers, got {value!r}")
-    return pair  # type: ignore[return-value]
+    pair = check_array(name, value, shape=(2,))
+    return (float(pair[0]), float(pair[1]))
 
 
 @dataclass(frozen=True)
@@ -34,8 +58,8 @@ class Push:
 
     contact: tuple[float, float]
     direction: tuple[float, float]
-    speed: float = 0.2
-    duration: float = 1.0
+    speed: float = PUSH_SPEED
+    duration: float = PUSH_DURATION
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "contact", _finite_pair("contact", self.contact))
@@ -43,11 +67,8 @@ class Push:
         if abs(math.hypot(*direction) - 1.0) > 1e-9:
             raise ValueError(f"direction must be a unit vector, got {direction!r}")
         object.__setattr__(self, "direction", direction)
-        for name in ("speed", "duration"):
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be positive and finite, got {value!r}")
-            object.__setattr__(self, name, float(value))
+        object.__setattr__(self, "speed", check_positive("speed", self.speed))
+        object.__setattr__(self, "duration", check_positive("duration", self.duration))
 
     @property
     def velocity(self) -> tuple[float, float]:
@@ -61,6 +82,9 @@ def contact_face(obj: CellObject, push: Push) -> tuple[int, np.ndarray]:
     ValueError if the contact point is not on the object's outer boundary or the direction does
     not point into the object there. At a corner the face most opposed to the push is taken.
     """
+    check_object(obj)
+    if not isinstance(push, Push):
+        raise TypeError(f"push must be a Push, got {type(push).__name__}")
     cells, mids, normals = obj.exposed_faces()
     point = np.asarray(push.contact)
     offset = point - mids
@@ -88,23 +112,27 @@ def random_pushes(
     n: int,
     seed: int,
     *,
-    speed: float = 0.2,
-    duration: float = 1.0,
-    max_angle: float = math.radians(20.0),
+    speed: float = PUSH_SPEED,
+    duration: float = PUSH_DURATION,
+    max_angle: float = MAX_PUSH_ANGLE,
 ) -> list[Push]:
     """``n`` random pushes of ``obj`` drawn with ``numpy.random.default_rng(seed)``.
 
-    Each picks an outer face uniformly, a contact point uniformly on its middle 60 % (away
-    from the corners) and a direction within ``±max_angle`` (rad) of the inward normal.
+    Each picks an outer face uniformly, a contact point uniformly on its middle
+    ``2 × CONTACT_SPREAD`` (60 %, away from the corners) and a direction within ``±max_angle``
+    (rad) of the inward normal. ``seed`` is required (None is refused: the pushes must be
+    reproducible).
     """
-    if not (isinstance(n, int) and n >= 1):
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    if not (0 <= max_angle < math.pi / 2):
-        raise ValueError(f"max_angle must be in [0, pi/2), got {max_angle!r}")
+    check_object(obj)
+    n = check_count("n", n)
+    seed = check_seed("seed", seed)
+    speed = check_positive("speed", speed)
+    duration = check_positive("duration", duration)
+    max_angle = check_number("max_angle", max_angle, low=0.0, high=math.pi / 2, high_open=True)
     rng = np.random.default_rng(seed)
     _, mids, normals = obj.exposed_faces()
     faces = rng.integers(len(mids), size=n)
-    fractions = rng.uniform(-0.3, 0.3, size=n)
+    fractions = rng.uniform(-CONTACT_SPREAD, CONTACT_SPREAD, size=n)
     angles = rng.uniform(-max_angle, max_angle, size=n)
     pushes = []
     for face, fraction, angle in zip(faces, fractions, angles, strict=True):
@@ -134,6 +162,8 @@ class PushBatch:
         cls, obj: CellObject, pushes: Sequence[Push], device: torch.device | str = "cpu"
     ) -> PushBatch:
         """Validate ``pushes`` against ``obj`` (they must share one duration) and stack them."""
+        if not all(isinstance(q, Push) for q in pushes):
+            raise TypeError(f"pushes must all be Push objects, got {list(pushes)!r}")
         if not pushes:
             raise ValueError("pushes must hold at least one Push")
         durations = {p.duration for p in pushes}

@@ -31,6 +31,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from physid.constants import GRAVITY
 from physid.pushing.lcp import solve_lcp
 from physid.pushing.lcp_engine import (
     contact_target,
@@ -42,6 +43,7 @@ from physid.pushing.lcp_engine import (
     se2_step,
 )
 from physid.pushing.pushes import PushBatch
+from physid.pushing.rollout_args import check_rollout_args
 
 __all__ = ["line_solve", "rigid_lcp_step", "rollout"]
 
@@ -189,12 +191,18 @@ def rollout(
     dt: float,
     n_steps: int,
     friction_dirs: int = 4,
-    gravity: float = 9.81,
+    gravity: float = GRAVITY,
     tol: float = 1e-10,
     on_step: Callable[[], None] | None = None,
 ) -> Tensor:
     """Cell positions ``(B, n_steps + 1, k, 2)`` of formulation 2 (same arguments as
     :func:`physid.pushing.lcp_engine.rollout`)."""
+    s = check_rollout_args(
+        centres, masses, frictions, pushes, initial_velocity, cell_side=cell_side, dt=dt,
+        n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol,
+    )
+    cell_side, dt, n_steps, gravity, tol = s.cell_side, s.dt, s.n_steps, s.gravity, s.tol
+    friction_dirs = s.friction_dirs
     batch, k = masses.shape
     dirs = friction_directions(friction_dirs, masses)
     inertia = masses * cell_side**2 / 6.0

@@ -9,23 +9,29 @@ tensors are float64 on the device of the parameters.
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import Tensor
-from tqdm.auto import tqdm
 
+from physid.constants import GRAVITY
+from physid.progress import progress as progress_bar
 from physid.pushing import lcp_engine, rigid_engine
-from physid.pushing.objects import CellObject, check_frictions, check_masses
+from physid.pushing.objects import CellObject, check_frictions, check_masses, check_object
 from physid.pushing.pushes import Push, PushBatch
+from physid.validate import (
+    check_array,
+    check_choice,
+    check_count,
+    check_positive,
+    check_tensor,
+)
 
 __all__ = ["FORMULATIONS", "Trajectory", "cell_position_error", "sample_indices", "simulate"]
 
 FORMULATIONS = {"rigid": rigid_engine.rollout, "lcp": lcp_engine.rollout}
-GRAVITY = 9.81
 
 
 @dataclass(frozen=True)
@@ -45,9 +51,15 @@ class Trajectory:
 def cell_position_error(predicted: Tensor, reference: Tensor) -> Tensor:
     """Mean over cells of the distance between predicted and reference cell positions (m).
 
-    ``(..., k, 2)`` inputs give ``(...)``: the metric of §7 ("average error of predicted cell
-    positions").
+    ``(..., k, 2)`` inputs (k >= 1, finite) give ``(...)``: the metric of §7 ("average error of
+    predicted cell positions").
     """
+    for name, t in (("predicted", predicted), ("reference", reference)):
+        check_tensor(name, t, dtype=None)
+        if t.dim() < 2 or t.shape[-1] != 2 or t.shape[-2] < 1:
+            raise ValueError(
+                f"{name} must have shape (..., k, 2) with k >= 1 cells, got {tuple(t.shape)}"
+            )
     if predicted.shape != reference.shape:
         raise ValueError(
             f"predicted and reference must have the same shape, got {tuple(predicted.shape)} "
@@ -57,48 +69,40 @@ def cell_position_error(predicted: Tensor, reference: Tensor) -> Tensor:
 
 
 def sample_indices(times: Sequence[float] | Tensor, step: float, duration: float) -> list[int]:
-    """Step indices of ``times`` (s) on a grid of ``step`` over ``[0, duration]``; ValueError if
-    a time is off the grid or outside the push."""
+    """Step indices of ``times`` (s) on a grid of ``step`` over ``[0, duration]``; ValueError
+    naming ``sample_times`` if a time is not finite, off the grid or outside the push."""
+    step = check_positive("step", step)
+    duration = check_positive("duration", duration)
+    if isinstance(times, Tensor):
+        times = times.detach().cpu().numpy()
+    values = check_array("sample_times", times).reshape(-1)
+    if values.size == 0:
+        raise ValueError("sample_times must hold at least one time")
     out = []
-    for t in torch.as_tensor(times, dtype=torch.float64).flatten().tolist():
+    for t in values.tolist():
         index = round(t / step)
-        if not (math.isfinite(t) and abs(index * step - t) <= 1e-9 * max(1.0, abs(t))):
+        if abs(index * step - t) > 1e-9 * max(1.0, abs(t)):
             raise ValueError(f"sample_times must be multiples of {step:g} s, got {t!r}")
         if not 0 <= t <= duration + 1e-12:
             raise ValueError(f"sample_times must lie in [0, {duration:g}] s, got {t!r}")
         out.append(index)
-    if not out:
-        raise ValueError("sample_times must hold at least one time")
     return out
 
 
-class _Progress:
-    """A tqdm bar that appears only when the projected run time exceeds ``threshold`` s."""
-
-    def __init__(self, total: int, enabled: bool | None, threshold: float = 3.0):
-        self.total, self.enabled, self.threshold = total, enabled, threshold
-        self.count, self.start, self.bar = 0, time.perf_counter(), None
-        if enabled:
-            self.bar = tqdm(total=total, desc="simulate", leave=False)
-
-    def __call__(self) -> None:
-        self.count += 1
-        if self.bar is None and self.enabled is None:
-            projected = (time.perf_counter() - self.start) / self.count * self.total
-            if projected > self.threshold and self.count < self.total:
-                self.bar = tqdm(total=self.total, initial=self.count, desc="simulate", leave=False)
-                return
-        if self.bar is not None:
-            self.bar.update(1)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+def _as_float64(name: str, values, device) -> Tensor:
+    """``values`` as a float64 tensor on ``device``: a tensor must already be float64
+    (TypeError otherwise); sequences and numpy arrays are converted."""
+    if isinstance(values, Tensor):
+        return check_tensor(name, values, dtype=torch.float64, finite=False).to(device)
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of real numbers, got {values!r}") from None
+    return torch.as_tensor(array, dtype=torch.float64, device=device)
 
 
 def _params(name: str, values, default: Tensor, batch: int, device) -> Tensor:
-    t = default if values is None else values
-    t = torch.as_tensor(t, dtype=torch.float64, device=device)
+    t = default.to(device) if values is None else _as_float64(name, values, device)
     k = default.shape[-1]
     if t.shape not in ((k,), (batch, k)):
         raise ValueError(f"{name} must have shape ({k},) or ({batch}, {k}), got {tuple(t.shape)}")
@@ -119,7 +123,7 @@ def simulate(
     friction_dirs: int = 4,
     gravity: float = GRAVITY,
     tol: float = 1e-10,
-    progress: bool | None = None,
+    progress: bool = False,
 ) -> Trajectory:
     """Simulate ``push`` (one :class:`~physid.pushing.pushes.Push`, a sequence of pushes
     batched together, or None for no pusher) of ``obj`` starting at rest on the world frame
@@ -130,16 +134,23 @@ def simulate(
     ``masses``/``frictions`` default to the object's, with shape (k,) or (B, k); the device of
     ``masses`` (else of the object) is used throughout. ``duration`` defaults to the pushes'
     (required without a pusher) and must be a multiple of ``dt``. ``sample_times`` default to
-    every step. ``friction_dirs`` is the number of directions of D (4 in the paper). The bar
-    of ``progress`` shows when a run is projected to take over 3 s (``None``), always (True)
-    or never (False).
+    every step. ``friction_dirs`` is the number of directions of D (4 in the paper);
+    ``gravity`` (m/s², > 0) sets each cell's normal load ``M_i g``; ``tol`` (> 0) is the LCP
+    solver's KKT tolerance. ``progress=True`` draws a bar on the terminal (never in a page).
+    Every argument is checked before any work (ValueError or TypeError naming it).
     """
-    if formulation not in FORMULATIONS:
-        raise ValueError(f"formulation must be one of {sorted(FORMULATIONS)}, got {formulation!r}")
-    if not (isinstance(dt, int | float) and math.isfinite(dt) and dt > 0):
-        raise ValueError(f"dt must be positive and finite, got {dt!r}")
+    check_object(obj)
+    check_choice("formulation", formulation, sorted(FORMULATIONS))
+    dt = check_positive("dt", dt)
+    gravity = check_positive("gravity", gravity)
+    tol = check_positive("tol", tol)
+    friction_dirs = check_count("friction_dirs", friction_dirs, minimum=3)
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
     device = masses.device if isinstance(masses, Tensor) else obj.masses.device
     single = push is None or isinstance(push, Push)
+    if not single and (isinstance(push, str) or not isinstance(push, Sequence)):
+        raise TypeError(f"push must be a Push, a sequence of pushes or None, got {push!r}")
     pushes = None
     if push is not None:
         pushes = PushBatch.from_pushes(obj, [push] if single else list(push), device)
@@ -147,14 +158,13 @@ def simulate(
             duration = pushes.duration
     if duration is None:
         raise ValueError("duration must be given when push is None")
-    if not (math.isfinite(duration) and duration > 0):
-        raise ValueError(f"duration must be positive and finite, got {duration!r}")
+    duration = check_positive("duration", duration)
     n_steps = round(duration / dt)
     if abs(n_steps * dt - duration) > 1e-9 * max(1.0, duration):
         raise ValueError(f"duration must be a multiple of dt={dt:g}, got {duration!r}")
     twist = None
     if initial_velocity is not None:
-        twist = torch.as_tensor(initial_velocity, dtype=torch.float64, device=device)
+        twist = _as_float64("initial_velocity", initial_velocity, device)
     if pushes is not None:
         batch = len(pushes)
     elif twist is not None and twist.dim() == 2:
@@ -164,10 +174,11 @@ def simulate(
     if twist is None:
         twist = torch.zeros(batch, 3, dtype=torch.float64, device=device)
     else:
-        if twist.shape not in ((3,), (batch, 3)) or not torch.isfinite(twist).all():
+        if twist.shape not in ((3,), (batch, 3)):
             raise ValueError(
-                f"initial_velocity must be finite with shape (3,) or ({batch}, 3), got {twist!r}"
+                f"initial_velocity must have shape (3,) or ({batch}, 3), got {tuple(twist.shape)}"
             )
+        check_tensor("initial_velocity", twist, dtype=torch.float64)
         twist = twist.expand(batch, 3)
     m = _params("masses", masses, obj.masses, batch, device)
     f = _params("frictions", frictions, obj.frictions, batch, device)
@@ -176,14 +187,12 @@ def simulate(
     indices = list(range(n_steps + 1))
     if sample_times is not None:
         indices = sample_indices(sample_times, dt, n_steps * dt)
-    bar = _Progress(n_steps, progress)
-    try:
+    with progress_bar(total=n_steps, desc="simulate", disable=not progress) as bar:
         positions = FORMULATIONS[formulation](
             obj.centres.to(device), m, f, pushes, twist, cell_side=obj.cell_side, dt=dt,
-            n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol, on_step=bar,
+            n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol,
+            on_step=bar.update,
         )
-    finally:
-        bar.close()
     index = torch.tensor(indices, device=device)
     positions = positions.index_select(1, index)
     times = index.to(torch.float64) * dt

@@ -1,0 +1,350 @@
+"""Bad input to every public entry point of physid.pushing fails at once, naming the argument.
+
+Each case calls one entry point with one bad argument (NaN, ±inf, negative, zero, wrong shape,
+wrong dtype or kind, out of range) and expects a ValueError or TypeError whose message starts
+with the argument's name. Numpy and torch scalars are accepted where a number is meant.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from physid.pushing import (
+    Push,
+    from_mask,
+    lcp_engine,
+    load_object,
+    random_pushes,
+    rectangle,
+    rigid_engine,
+    simulate,
+    simulate_bullet,
+    solve_lcp,
+)
+from physid.pushing import experiments as ex
+from physid.pushing.bullet import create_object
+from physid.pushing.figures import boundary_push, plot_push
+from physid.pushing.pushes import PushBatch, contact_face
+from physid.pushing.simulate import cell_position_error, sample_indices
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+F64 = torch.float64
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.fixture(scope="module")
+def box():
+    return rectangle(2, 3, 0.02, 0.01, 0.4)
+
+
+@pytest.fixture(scope="module")
+def push():
+    return Push((0.0, -0.02), (0.0, 1.0), duration=0.05)
+
+
+def raises(error, argument, call, /, *args, **kwargs):
+    with pytest.raises(error, match=rf"^{argument}\b"):
+        call(*args, **kwargs)
+
+
+# --- objects -----------------------------------------------------------------------------------
+
+MASK = [[1, 1], [1, 0]]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name", "error"),
+    [
+        ({"cell_side": NAN}, "cell_side", ValueError),
+        ({"cell_side": INF}, "cell_side", ValueError),
+        ({"cell_side": -0.1}, "cell_side", ValueError),
+        ({"cell_side": 0.0}, "cell_side", ValueError),
+        ({"cell_side": "1"}, "cell_side", TypeError),
+        ({"cell_side": True}, "cell_side", TypeError),
+        ({"masses": NAN}, "masses", ValueError),
+        ({"masses": -INF}, "masses", ValueError),
+        ({"masses": 0.0}, "masses", ValueError),
+        ({"masses": [1.0, 2.0]}, "masses", ValueError),
+        ({"masses": torch.ones(3, dtype=torch.float32)}, "masses", TypeError),
+        ({"masses": "heavy"}, "masses", TypeError),
+        ({"frictions": -0.1}, "frictions", ValueError),
+        ({"frictions": INF}, "frictions", ValueError),
+        ({"frictions": np.ones((3, 1))}, "frictions", ValueError),
+        ({"mask": [[NAN, 1.0]]}, "mask", ValueError),
+        ({"mask": [1, 1, 1]}, "mask", ValueError),
+        ({"mask": [[0, 0], [0, 0]]}, "mask", ValueError),
+        ({"mask": [[1, 0], [0, 1]]}, "mask", ValueError),
+        ({"name": 3}, "name", TypeError),
+        ({"regions": ["a"]}, "regions", ValueError),
+    ],
+)
+def test_from_mask_rejects(kwargs, name, error):
+    args = {"mask": MASK, "cell_side": 0.1, "masses": 1.0, "frictions": 0.5}
+    raises(error, name, from_mask, **{**args, **kwargs})
+
+
+@pytest.mark.parametrize("cell_side", [np.float32(0.02), np.float64(0.02), torch.tensor(0.02), 2])
+def test_cell_side_accepts_numpy_and_torch_scalars(cell_side):
+    obj = from_mask(MASK, cell_side, 1.0, 0.5)
+    assert isinstance(obj.cell_side, float) and obj.cell_side == pytest.approx(float(cell_side))
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "error"),
+    [((0, 2), "rows", ValueError), ((2, 2.0), "cols", TypeError), ((2, -1), "cols", ValueError)],
+)
+def test_rectangle_rejects(args, name, error):
+    raises(error, name, rectangle, *args, 0.02, 0.01, 0.4)
+
+
+def test_load_object_rejects_unknown_names():
+    raises(ValueError, "name", load_object, "spanner")
+    raises(TypeError, "name", load_object, None)
+
+
+def test_with_params_rejects(box):
+    raises(ValueError, "masses", box.with_params, masses=torch.full((6,), NAN, dtype=F64))
+    raises(ValueError, "frictions", box.with_params, frictions=-torch.ones(6, dtype=F64))
+
+
+# --- pushes ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name", "error"),
+    [
+        ({"contact": (NAN, 0.0)}, "contact", ValueError),
+        ({"contact": (0.0,)}, "contact", ValueError),
+        ({"contact": (0.0, INF)}, "contact", ValueError),
+        ({"direction": (1.0, 1.0)}, "direction", ValueError),
+        ({"direction": (NAN, 1.0)}, "direction", ValueError),
+        ({"speed": 0.0}, "speed", ValueError),
+        ({"speed": -0.2}, "speed", ValueError),
+        ({"speed": NAN}, "speed", ValueError),
+        ({"speed": "fast"}, "speed", TypeError),
+        ({"duration": INF}, "duration", ValueError),
+        ({"duration": 0}, "duration", ValueError),
+    ],
+)
+def test_push_rejects(kwargs, name, error):
+    raises(error, name, Push, **{"contact": (0.0, 0.0), "direction": (0.0, 1.0), **kwargs})
+
+
+def test_push_accepts_numpy_and_torch_scalars():
+    q = Push(np.array([0.0, -0.02]), (np.float32(0.0), 1), speed=np.float32(0.1),
+             duration=torch.tensor(0.5))
+    assert q.speed == pytest.approx(0.1) and q.duration == 0.5
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name", "error"),
+    [
+        ({"n": 0}, "n", ValueError),
+        ({"n": 2.0}, "n", TypeError),
+        ({"seed": None}, "seed", ValueError),
+        ({"seed": -1}, "seed", ValueError),
+        ({"seed": 1.5}, "seed", TypeError),
+        ({"speed": NAN}, "speed", ValueError),
+        ({"duration": -1.0}, "duration", ValueError),
+        ({"max_angle": math.pi / 2}, "max_angle", ValueError),
+        ({"max_angle": -0.1}, "max_angle", ValueError),
+        ({"obj": "hammer"}, "obj", TypeError),
+    ],
+)
+def test_random_pushes_rejects(box, kwargs, name, error):
+    args = {"obj": box, "n": 2, "seed": 0}
+    raises(error, name, random_pushes, **{**args, **kwargs})
+
+
+def test_random_pushes_accept_numpy_ints(box):
+    assert random_pushes(box, np.int64(3), seed=np.int32(4)) == random_pushes(box, 3, seed=4)
+
+
+def test_contact_face_and_push_batch_reject(box, push):
+    raises(TypeError, "push", contact_face, box, "push")
+    raises(TypeError, "obj", contact_face, None, push)
+    raises(ValueError, "push.contact", contact_face, box, Push((0.0, -0.5), (0.0, 1.0)))
+    raises(ValueError, "pushes", PushBatch.from_pushes, box, [])
+    raises(TypeError, "pushes", PushBatch.from_pushes, box, [push, "push"])
+
+
+# --- simulate ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name", "error"),
+    [
+        ({"formulation": "euler"}, "formulation", ValueError),
+        ({"dt": 0.0}, "dt", ValueError),
+        ({"dt": NAN}, "dt", ValueError),
+        ({"dt": -0.01}, "dt", ValueError),
+        ({"gravity": -9.81}, "gravity", ValueError),
+        ({"gravity": NAN}, "gravity", ValueError),
+        ({"gravity": 0.0}, "gravity", ValueError),
+        ({"tol": 0.0}, "tol", ValueError),
+        ({"tol": INF}, "tol", ValueError),
+        ({"friction_dirs": 2}, "friction_dirs", ValueError),
+        ({"friction_dirs": 4.0}, "friction_dirs", TypeError),
+        ({"masses": torch.full((6,), NAN, dtype=F64)}, "masses", ValueError),
+        ({"masses": -torch.ones(6, dtype=F64)}, "masses", ValueError),
+        ({"masses": torch.ones(5, dtype=F64)}, "masses", ValueError),
+        ({"masses": torch.ones(6, dtype=torch.float32)}, "masses", TypeError),
+        ({"frictions": torch.full((6,), INF, dtype=F64)}, "frictions", ValueError),
+        ({"frictions": -torch.ones(6, dtype=F64)}, "frictions", ValueError),
+        ({"frictions": torch.ones(2, 6, dtype=F64)}, "frictions", ValueError),
+        ({"sample_times": [0.0, NAN]}, "sample_times", ValueError),
+        ({"sample_times": [INF]}, "sample_times", ValueError),
+        ({"sample_times": [-0.01]}, "sample_times", ValueError),
+        ({"sample_times": [0.015]}, "sample_times", ValueError),
+        ({"sample_times": []}, "sample_times", ValueError),
+        ({"initial_velocity": [0.0, NAN, 0.0]}, "initial_velocity", ValueError),
+        ({"initial_velocity": [0.0, 1.0]}, "initial_velocity", ValueError),
+        ({"initial_velocity": torch.zeros(3)}, "initial_velocity", TypeError),
+        ({"duration": 0.035}, "duration", ValueError),
+        ({"progress": None}, "progress", TypeError),
+    ],
+)
+def test_simulate_rejects(box, push, kwargs, name, error):
+    raises(error, name, simulate, box, push, **kwargs)
+
+
+def test_simulate_rejects_bad_objects_and_pushes(box, push):
+    raises(TypeError, "obj", simulate, "box", push)
+    raises(TypeError, "push", simulate, box, 3)
+    raises(ValueError, "duration", simulate, box, None)
+    raises(ValueError, "duration", simulate, box, None, duration=-1.0)
+
+
+def test_simulate_accepts_numpy_and_torch_scalars(box, push):
+    traj = simulate(box, push, dt=np.float64(0.01), gravity=np.float32(9.81),
+                    tol=torch.tensor(1e-10), friction_dirs=np.int64(4))
+    assert traj.positions.shape == (6, 6, 2)
+
+
+def test_sample_indices_names_sample_times():
+    raises(ValueError, "sample_times", sample_indices, [NAN], 0.01, 1.0)
+    raises(ValueError, "step", sample_indices, [0.0], 0.0, 1.0)
+
+
+def test_cell_position_error_rejects_empty_objects_and_nan():
+    empty = torch.zeros(3, 0, 2, dtype=F64)
+    raises(ValueError, "predicted", cell_position_error, empty, empty)
+    good = torch.zeros(4, 2, dtype=F64)
+    raises(ValueError, "reference", cell_position_error, good, torch.full((4, 2), NAN))
+    raises(ValueError, "predicted", cell_position_error, torch.zeros(4, 3), good)
+    raises(TypeError, "predicted", cell_position_error, np.zeros((4, 2)), good)
+
+
+# --- the engines' rollouts ---------------------------------------------------------------------
+
+
+def _rollout_args(box, push):
+    batch = PushBatch.from_pushes(box, [push])
+    return (
+        (box.centres, box.masses[None], box.frictions[None], batch, torch.zeros(1, 3, dtype=F64)),
+        {"cell_side": box.cell_side, "dt": 0.01, "n_steps": 2},
+    )
+
+
+@pytest.mark.parametrize("rollout", [lcp_engine.rollout, rigid_engine.rollout])
+@pytest.mark.parametrize(
+    ("change", "name", "error"),
+    [
+        (lambda a, k: (a, {**k, "dt": 0.0}), "dt", ValueError),
+        (lambda a, k: (a, {**k, "gravity": -1.0}), "gravity", ValueError),
+        (lambda a, k: (a, {**k, "tol": 0.0}), "tol", ValueError),
+        (lambda a, k: (a, {**k, "n_steps": -1}), "n_steps", ValueError),
+        (lambda a, k: (a, {**k, "n_steps": 2.0}), "n_steps", TypeError),
+        (lambda a, k: (a, {**k, "cell_side": NAN}), "cell_side", ValueError),
+        (lambda a, k: (a, {**k, "friction_dirs": 1}), "friction_dirs", ValueError),
+        (lambda a, k: ((a[0].float(), *a[1:]), k), "centres", TypeError),
+        (lambda a, k: ((a[0], -a[1], *a[2:]), k), "masses", ValueError),
+        (lambda a, k: ((*a[:2], a[2][:, :3], *a[3:]), k), "frictions", ValueError),
+        (lambda a, k: ((*a[:2], a[2] * NAN, *a[3:]), k), "frictions", ValueError),
+        (lambda a, k: ((*a[:4], a[4] + INF), k), "initial_velocity", ValueError),
+        (lambda a, k: ((*a[:3], "push", a[4]), k), "pushes", TypeError),
+    ],
+)
+def test_engine_rollouts_reject(box, push, rollout, change, name, error):
+    args, kwargs = change(*_rollout_args(box, push))
+    raises(error, name, rollout, *args, **kwargs)
+
+
+def test_solve_lcp_rejects_tol_zero_and_nan():
+    Q, G = torch.eye(2, dtype=F64)[None], -torch.eye(2, dtype=F64)[None]
+    p, h = torch.zeros(1, 2, dtype=F64), torch.zeros(1, 2, dtype=F64)
+    raises(ValueError, "tol", solve_lcp, Q, p, G, h, tol=0.0)
+    raises(ValueError, "p", solve_lcp, Q, p * NAN, G, h)
+    raises(TypeError, "G", solve_lcp, Q, p, G.float(), h)
+
+
+# --- pybullet ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name", "error"),
+    [
+        ({"time_step": 0.0}, "time_step", ValueError),
+        ({"time_step": NAN}, "time_step", ValueError),
+        ({"settle_steps": -1}, "settle_steps", ValueError),
+        ({"settle_steps": 1.5}, "settle_steps", TypeError),
+        ({"gravity": -9.81}, "gravity", ValueError),
+        ({"gravity": NAN}, "gravity", ValueError),
+        ({"frictions": torch.full((6,), 50.0, dtype=F64)}, "frictions", ValueError),
+        ({"frictions": torch.full((6,), NAN, dtype=F64)}, "frictions", ValueError),
+        ({"masses": torch.zeros(6, dtype=F64)}, "masses", ValueError),
+        ({"masses": torch.ones(4, dtype=F64)}, "masses", ValueError),
+        ({"sample_times": [NAN]}, "sample_times", ValueError),
+        ({"sample_times": [0.01]}, "sample_times", ValueError),
+        ({"push": []}, "push", ValueError),
+        ({"push": "push"}, "push", TypeError),
+    ],
+)
+def test_simulate_bullet_rejects_before_starting(box, push, kwargs, name, error):
+    args = {"obj": box, "push": push, "sample_times": [0.05]}
+    raises(error, name, simulate_bullet, **{**args, **kwargs})
+
+
+def test_create_object_rejects_frictions_above_bullets_cap(box):
+    too_high = torch.full((6,), 11.0, dtype=F64)
+    raises(ValueError, "frictions", create_object, 0, box, frictions=too_high)
+
+
+# --- the chapter's drivers and figures ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "name", "error"),
+    [
+        (lambda: ex.sample_times(NAN), "duration", ValueError),
+        (lambda: ex.sliding_check(v0=-1.0), "v0", ValueError),
+        (lambda: ex.sliding_check(mu=0.0), "mu", ValueError),
+        (lambda: ex.sliding_check(dt=INF), "dt", ValueError),
+        (lambda: ex.sliding_check(dirs=(2,)), "dirs", ValueError),
+        (lambda: ex.sliding_check(n_angles=1), "n_angles", ValueError),
+        (lambda: ex.push_turns(offset=NAN), "offset", ValueError),
+        (lambda: ex.push_turns(offset=1.0), "offset", ValueError),
+        (lambda: ex.push_turns(duration=0.0), "duration", ValueError),
+        (lambda: ex.formulation_gap("hammer", []), "obj", TypeError),
+        (lambda: ex.formulation_gap(rectangle(1, 1, 0.02, 0.01, 0.4), []), "pushes", ValueError),
+        (lambda: ex.bullet_gap(("hammer",), 0, 0.5, seed=0), "n_pushes", ValueError),
+        (lambda: ex.bullet_gap(("hammer",), 1, 0.5, seed=None), "seed", ValueError),
+        (lambda: ex.bullet_gap(("spanner",), 1, 0.5, seed=0), "names", ValueError),
+        (lambda: ex.bullet_gap((), 1, 0.5, seed=0), "names", ValueError),
+        (lambda: ex.bullet_gap(("hammer",), 1, -0.5, seed=0), "duration", ValueError),
+        (lambda: ex.bullet_gap(("hammer",), 1, 0.5, seed=0, n_jobs=0), "n_jobs", ValueError),
+    ],
+)
+def test_experiment_drivers_reject(call, name, error):
+    raises(error, name, call)
+
+
+def test_figure_helpers_reject(box, push):
+    raises(ValueError, "position", boundary_push, box, 1.0, 0.0)
+    raises(ValueError, "angle", boundary_push, box, 0.5, NAN)
+    raises(ValueError, "friction_scale", plot_push, box, push, friction_scale=-1.0)
