@@ -6,7 +6,14 @@ import torch
 from physid.contact import experiments as ex
 from physid.scales import SCALES
 
-torch.set_default_dtype(torch.float64)
+
+@pytest.fixture(autouse=True, scope="module")
+def float64():
+    """The contact library computes in float64; tensors made here without a dtype follow."""
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(default)
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +62,25 @@ def test_penetration_compensation_bounds_the_resting_penetration():
     study = ex.penetration_study()
     assert study["with"][-1] < 0.25 * study["without"][-1]
     assert study["with"][-1] < 1.5 * study["equilibrium"]
+
+
+def test_timing_is_interleaved_with_ratios_per_repeat(runs):
+    timings = ex.time_resolutions(runs["CP3"], (1, 2), repeat=5, seed=0, window=0.01)
+    assert [t.batch for t in timings] == [1, 2]
+    for t in timings:
+        assert set(t.seconds) == set(ex.CONTENDERS)
+        assert all(len(s.samples) == 5 for s in t.seconds.values())
+        assert len(t.speedup("cvxpylayers, per sample").samples) == 5
+    row = ex.timing_rows(timings)[-1]
+    assert row["batch"] == 2 and row["× per sample, median"] > 0
+
+
+def test_energy_budget_splits_impulses_from_the_flight():
+    rows = ex.energy_budget(cor=1.0, mu=0.0, refinements=2)
+    assert len(rows) == 4
+    for row in rows:
+        total = row["at impulses (J)"] + row["between impulses (J)"]
+        assert total == pytest.approx(row["total change (J)"])
+    # The RK4 drift between impulses shrinks with the step; the elastic impulses barely act.
+    assert abs(rows[2]["between impulses (J)"]) < abs(rows[0]["between impulses (J)"]) / 4
+    assert abs(rows[0]["at impulses (J)"]) < 0.1 * abs(rows[0]["between impulses (J)"])

@@ -28,6 +28,7 @@ from physid.contact.integrate import ContactEvent, Rollout, simulate
 from physid.contact.lcp import LCPModel
 from physid.contact.model import ContactModel, SolverLog
 from physid.contact.tasks import Task, make_task
+from physid.validate import check_choice, check_count, check_in_range, check_nonnegative, check_seed
 
 #: The contact models that can generate data.
 DATA_MODELS = ("CM", "LCP")
@@ -88,19 +89,16 @@ class TaskData:
     log: SolverLog
 
 
-def _check_count(name: str, value: int, minimum: int = 0) -> int:
-    if not (isinstance(value, int) and value >= minimum):
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return value
-
-
 def select_chunks(
     rollout: Rollout, chunk_len: int, p_collision: float, rng: np.random.Generator
 ) -> ChunkSet:
     """One chunk per trajectory of ``rollout`` (see the module docstring)."""
-    _check_count("chunk_len", chunk_len, 2)
-    if not 0 <= p_collision <= 1:
-        raise ValueError(f"p_collision must lie in [0, 1], got {p_collision!r}")
+    if not isinstance(rollout, Rollout):
+        raise TypeError(f"rollout must be a Rollout, got {type(rollout).__name__}")
+    chunk_len = check_count("chunk_len", chunk_len, 2)
+    p_collision = check_in_range("p_collision", p_collision, 0.0, 1.0)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
     contact = rollout.contact.cpu().numpy()  # (B, T): impulse at the end of step t
     B, T = contact.shape
     if chunk_len > T + 1:
@@ -144,9 +142,11 @@ def simulate_task(
     ``on_event`` receives every resolved group of contacts (see
     :func:`~physid.contact.integrate.apply_contacts`).
     """
-    if model not in DATA_MODELS:
-        raise ValueError(f"model must be one of {DATA_MODELS}, got {model!r}")
-    _check_count("n", n, 1)
+    if not isinstance(task, Task):
+        raise TypeError(f"task must be a Task, got {type(task).__name__}")
+    check_choice("model", model, DATA_MODELS)
+    n = check_count("n", n, 1)
+    seed = check_seed("seed", seed)
     rng = np.random.default_rng(seed)
     x0, v0 = task.system.sample_state(n, rng)
     contact_model = ContactModel() if model == "CM" else LCPModel()
@@ -192,11 +192,16 @@ def generate(
         on_event: diagnostics callback for every resolved group of contacts.
     """
     task = make_task(task) if isinstance(task, str) else task
-    for name, value in (("n_train", n_train), ("n_val", n_val), ("n_test", n_test)):
-        _check_count(name, value)
+    n_train = check_count("n_train", n_train, minimum=0)
+    n_val = check_count("n_val", n_val, minimum=0)
+    n_test = check_count("n_test", n_test, minimum=0)
     total = n_train + n_val + n_test
     if total == 0:
-        raise ValueError("n_train + n_val + n_test must be positive")
+        raise ValueError("n_train + n_val + n_test must be positive, got 0 trajectories")
+    seed = check_seed("seed", seed)
+    check_choice("model", model, DATA_MODELS)
+    chunk_len = check_count("chunk_len", chunk_len, 2)
+    p_collision = check_in_range("p_collision", p_collision, 0.0, 1.0)
     rollout = simulate_task(task, total, seed, model, progress, on_event)
     chunks = select_chunks(rollout, chunk_len, p_collision, np.random.default_rng(seed + 1))
 
@@ -229,9 +234,10 @@ def add_noise(data: TaskData, std: float, seed: int) -> TaskData:
 
     The noise is drawn with a seeded generator on the CPU, so it does not depend on the device.
     """
-    if not (math.isfinite(std) and std >= 0):
-        raise ValueError(f"std must be a non-negative finite number, got {std!r}")
-    generator = torch.Generator().manual_seed(seed)
+    if not isinstance(data, TaskData):
+        raise TypeError(f"data must be a TaskData, got {type(data).__name__}")
+    std = check_nonnegative("std", std)
+    generator = torch.Generator().manual_seed(check_seed("seed", seed))
 
     def noisy(t: Tensor) -> Tensor:
         noise = torch.randn(t.shape, generator=generator, dtype=t.dtype)
@@ -262,10 +268,8 @@ def save(data: TaskData, path: Path) -> Path:
         for name in _ARRAYS:
             arrays[f"{split}_{name}"] = getattr(chunk, name).cpu().numpy()
     arrays["test_x"], arrays["test_v"] = data.test_x.cpu().numpy(), data.test_v.cpu().numpy()
-    meta = np.array(
-        [data.task, data.model, repr(data.noise), repr(data.seed),
-         repr(data.trajectories_with_collision)]
-    )  # fmt: skip
+    fields = (data.noise, data.seed, data.trajectories_with_collision)
+    meta = np.array([data.task, data.model, *(repr(value) for value in fields)])
     np.savez_compressed(path, meta=meta, **arrays)
     return path
 

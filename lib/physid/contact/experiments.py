@@ -9,22 +9,31 @@ penetration experiment.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 from torch import Tensor
-from tqdm.auto import tqdm
 
-from physid.bench import best_time
+from physid.bench import Timing, interleaved, ratio
+from physid.constants import GRAVITY
 from physid.contact import datasets, fast, reference
 from physid.contact.integrate import ContactEvent, simulate
 from physid.contact.lcp import LCPModel
 from physid.contact.mechanics import kinetic_energy
-from physid.contact.model import ContactModel, ContactSpace, SolverLog
+from physid.contact.model import COMPENSATION, ContactModel, ContactSpace, SolverLog
 from physid.contact.tasks import TASK_NAMES, make_task
+from physid.progress import progress as progress_bar
 from physid.scales import select
+from physid.validate import (
+    check_count,
+    check_in_range,
+    check_nonnegative,
+    check_positive,
+    check_seed,
+)
 
 #: Tasks of the robustness study (LCP-generated and noisy data).
 ROBUSTNESS_TASKS = ("BP5-e", "CP3", "CP3-e", "Gyro")
@@ -44,7 +53,8 @@ class ContactSizes:
         compare_samples: contact problems per task compared between the two solvers.
         gradient_samples: contact problems per task in the finite-difference check.
         timing_batches: batch sizes of the in-chapter timing.
-        timing_repeat: repeats per timing.
+        timing_repeat: interleaved repeats per timing (at least 5).
+        timing_window: seconds a timed window lasts at least (see :func:`time_resolutions`).
     """
 
     data: tuple[int, int, int]
@@ -53,6 +63,7 @@ class ContactSizes:
     gradient_samples: int
     timing_batches: tuple[int, ...]
     timing_repeat: int
+    timing_window: float
 
 
 _FULL = ContactSizes(
@@ -60,8 +71,9 @@ _FULL = ContactSizes(
     lcp_data=(800, 100, 100),
     compare_samples=48,
     gradient_samples=6,
-    timing_batches=(1, 8, 64, 200),
-    timing_repeat=2,
+    timing_batches=(1, 16, 200),
+    timing_repeat=5,
+    timing_window=0.5,
 )
 
 SIZES = {
@@ -71,7 +83,8 @@ SIZES = {
         compare_samples=6,
         gradient_samples=2,
         timing_batches=(1, 16),
-        timing_repeat=1,
+        timing_repeat=5,
+        timing_window=0.05,
     ),
     # The paper's data sizes (800/100/100 per task) are cheap enough to be the default.
     "default": _FULL,
@@ -97,12 +110,20 @@ class TaskRun:
     seconds: float
 
 
+def _check_sizes(name: str, n) -> tuple[int, int, int]:
+    if not isinstance(n, tuple | list) or len(n) != 3:
+        raise ValueError(f"{name} must be (train, validation, test) trajectory counts, got {n!r}")
+    return tuple(check_count(f"{name}[{i}]", value, minimum=0) for i, value in enumerate(n))
+
+
 def run_tasks(
     n: tuple[int, int, int], seed: int, names=TASK_NAMES, progress: bool = True
 ) -> dict[str, TaskRun]:
     """Generate the CM data set of every task in ``names``, recording its contact events."""
+    n = _check_sizes("n", n)
+    seed = check_seed("seed", seed)
     runs = {}
-    for offset, name in enumerate(tqdm(names, desc="tasks", disable=not progress, leave=False)):
+    for offset, name in enumerate(progress_bar(names, desc="tasks", disable=not progress)):
         events: list[ContactEvent] = []
         start = time.perf_counter()
         data = datasets.generate(name, *n, seed=seed + 100 * offset, on_event=events.append)
@@ -114,8 +135,12 @@ def robustness_data(
     n: tuple[int, int, int], seed: int, progress: bool = True
 ) -> dict[str, dict[str, datasets.TaskData]]:
     """LCP-generated data of :data:`ROBUSTNESS_TASKS`, clean and with each noise level."""
+    n = _check_sizes("n", n)
+    seed = check_seed("seed", seed)
     out = {}
-    for offset, name in enumerate(tqdm(ROBUSTNESS_TASKS, desc="LCP data", disable=not progress)):
+    for offset, name in enumerate(
+        progress_bar(ROBUSTNESS_TASKS, desc="LCP data", disable=not progress)
+    ):
         clean = datasets.generate(name, *n, seed=seed + 1000 + offset, model="LCP")
         variants = {"clean": clean}
         for j, std in enumerate(NOISE_LEVELS):
@@ -250,10 +275,11 @@ def contact_kinetic_energy(space: ContactSpace) -> Tensor:
 
 
 def psd_rows(runs: dict[str, TaskRun]) -> list[dict]:
-    """Eigenvalues of A = J M̂⁻¹ Jᵀ, with M̂⁻¹ = M⁻¹ - M⁻¹Gᵀ(GM⁻¹Gᵀ)⁻¹GM⁻¹ computed directly."""
+    """Eigenvalues of A = J M̂⁻¹ Jᵀ, with M̂⁻¹ = M⁻¹ - M⁻¹Gᵀ(GM⁻¹Gᵀ)⁻¹GM⁻¹ computed directly,
+    and the largest difference to the factorised A = FᵀF the model uses, relative to max |A|."""
     rows = []
     for name, run in runs.items():
-        ratios = []
+        ratios, gaps = [], []
         for batch in stack_events(run.events):
             minv = batch.inv_mass
             if batch.constraint_jacobian is None:
@@ -265,6 +291,8 @@ def psd_rows(runs: dict[str, TaskRun]) -> list[dict]:
             A = batch.jacobian @ hat @ batch.jacobian.transpose(1, 2)
             values = torch.linalg.eigvalsh(0.5 * (A + A.transpose(1, 2)))
             ratios.append(values[:, 0] / values[:, -1])
+            scale = A.abs().flatten(1).amax(-1)
+            gaps.append((A - batch.space.A).abs().flatten(1).amax(-1) / scale)
         if not ratios:
             continue
         r = torch.cat(ratios)
@@ -274,6 +302,7 @@ def psd_rows(runs: dict[str, TaskRun]) -> list[dict]:
                 "contact problems": len(r),
                 "min λ_min/λ_max": float(r.min()),
                 "singular (λ_min/λ_max < 1e-10)": float((r < 1e-10).double().mean()),
+                "max |A − FᵀF| / max |A|": float(torch.cat(gaps).max()),
             }
         )
     return rows
@@ -304,6 +333,8 @@ class ImpactStudy:
 
 def restitution_study(run: TaskRun, mu: float, cor: float) -> ImpactStudy:
     """Re-solve every impact of ``run`` with coefficients (μ, e) and no penetration target."""
+    mu = check_nonnegative("mu", mu)
+    cor = check_in_range("cor", cor, 0.0, 1.0)
     poisson, newton, reach = [], [], []
     for batch in stack_events(run.events):
         s = batch.space
@@ -369,6 +400,7 @@ def elastic_energy_rows(runs: dict[str, TaskRun]) -> list[dict]:
                 "simultaneous, largest loss/KE": extreme(simultaneous, lambda t: (-t).max()),
                 "any, largest gain/KE": extreme(isolated + simultaneous, lambda t: t.max()),
                 "with compensation, largest gain/KE": extreme(gain, lambda t: t.max()),
+                "with compensation, largest |ΔKE|/KE": extreme(gain, lambda t: t.abs().max()),
             }
         )
     return rows
@@ -621,14 +653,55 @@ def gradient_check(
     return {"problems": float(checked), "max relative error": worst}
 
 
-def timing_rows(run: TaskRun, batches, repeat: int, variant: str = "CM") -> list[dict]:
-    """Contact resolutions per second (forward and backward) at each batch size.
+#: The contenders of the timing, in the order they are timed within each repeat.
+CONTENDERS = ("fast", "cvxpylayers, batched", "cvxpylayers, per sample")
 
-    The problems are the recorded single-contact problems of ``run``; a resolution is both
-    phases, forward and backward, of one sample.
+
+@dataclass(frozen=True)
+class BatchTiming:
+    """Interleaved timings of one contact resolution batch (see :func:`time_resolutions`).
+
+    Attributes:
+        batch: problems per call.
+        seconds: seconds per call of each contender in :data:`CONTENDERS`, per repeat.
     """
+
+    batch: int
+    seconds: dict[str, Timing]
+
+    def rate(self, label: str) -> float:
+        """Resolutions per second of ``label``, from its median time."""
+        return self.batch / self.seconds[label].median
+
+    def speedup(self, label: str) -> Timing:
+        """How many times faster the fast solver is than ``label``, repeat by repeat."""
+        return ratio(self.seconds[label], self.seconds["fast"])
+
+
+def time_resolutions(
+    run: TaskRun,
+    batches,
+    repeat: int,
+    variant: str = "CM",
+    seed: int = 0,
+    window: float = 0.5,
+) -> list[BatchTiming]:
+    """Time one contact resolution (both phases, forward and backward) at each batch size.
+
+    The problems of a batch are drawn at random (seeded) among the recorded single-contact
+    problems of ``run``, and every contender solves the same batch: the fast solver's cost is
+    set by the hardest problem of a batch (its interior point runs until all have converged),
+    so a batch of the first problems in recording order is not representative. The contenders
+    are timed in turn (:func:`physid.bench.interleaved`, ``repeat`` ≥ 5 times), so a slow
+    spell of the machine hits them alike. A contender faster than ``window`` seconds per call
+    is called several times per timed window (as many as fit in ``window``, counted on a timed
+    warm-up call): a short window would make its time, and every ratio to it, hostage to a
+    single interruption of the process.
+    """
+    check_count("repeat", repeat, minimum=5)
+    check_seed("seed", seed)
+    window = check_positive("window", window)
     pool = next(b for b in stack_events(run.events) if b.space.n_contacts == 1).space
-    rows = []
     models = {
         "fast": ContactModel(variant=variant),
         "cvxpylayers, batched": ContactModel(variant=variant, solver="reference"),
@@ -636,19 +709,58 @@ def timing_rows(run: TaskRun, batches, repeat: int, variant: str = "CM") -> list
             variant=variant, solver="reference", batched_reference=False
         ),
     }
+    generator = torch.Generator().manual_seed(seed)
+    out = []
     for B in batches:
-        B = min(B, pool.batch)
-        space = _head_space(pool, B)
-        row = {"batch": B}
-        for label, model in models.items():
+        B = check_count("batch", B, maximum=pool.batch)
+        index = torch.randperm(pool.batch, generator=generator)[:B].to(pool.mu.device)
+        space = ContactSpace(
+            *(t[index] for t in (pool.factor, pool.velocity, pool.target, pool.mu, pool.cor)),
+            pool.k,
+        )
 
-            def step(model=model, space=space) -> None:
-                leaf = _leaf(space)
-                res = model.resolve(leaf)
-                res.impulse.sum().backward()
+        def step(model: ContactModel, space: ContactSpace = space) -> None:
+            leaf = _leaf(space)
+            model.resolve(leaf).impulse.sum().backward()
 
-            row[label] = B / best_time(step, repeat=repeat)
-        rows.append(row)
+        calls = {}
+        for label in CONTENDERS:
+            start = time.perf_counter()
+            step(models[label])  # the warm-up call, timed to size the window
+            calls[label] = max(1, math.ceil(window / (time.perf_counter() - start)))
+
+        def repeated(label: str, calls: dict[str, int] = calls) -> None:
+            for _ in range(calls[label]):
+                step(models[label])
+
+        contenders = {label: (lambda label=label: repeated(label)) for label in CONTENDERS}
+        timings = interleaved(contenders, repeat=repeat, warmup=False)
+        seconds = {
+            label: Timing(tuple(t / calls[label] for t in timing.samples))
+            for label, timing in timings.items()
+        }
+        out.append(BatchTiming(B, seconds))
+    return out
+
+
+def timing_rows(timings: list[BatchTiming]) -> list[dict]:
+    """Resolutions per second (medians) and the speed-ups with their spread over repeats."""
+    rows = []
+    for t in timings:
+        per_sample = t.speedup("cvxpylayers, per sample")
+        batched = t.speedup("cvxpylayers, batched")
+        rows.append(
+            {
+                "batch": t.batch,
+                "fast (1/s)": t.rate("fast"),
+                "cvxpylayers batched (1/s)": t.rate("cvxpylayers, batched"),
+                "cvxpylayers per sample (1/s)": t.rate("cvxpylayers, per sample"),
+                "× per sample, median": per_sample.median,
+                "× per sample, spread": per_sample.spread,
+                "× batched, median": batched.median,
+                "× batched, spread": batched.spread,
+            }
+        )
     return rows
 
 
@@ -668,13 +780,13 @@ class Trajectory:
     contact_steps: np.ndarray
 
 
-def _trajectory(name: str, x: Tensor, v: Tensor) -> Trajectory:
+def _trajectory(name: str, x: Tensor, v: Tensor, dt: float | None = None) -> Trajectory:
     task = make_task(name, device=x.device)
     energy = task.system.energy(x, v).cpu().numpy()
     touching = (task.system.detect(x).distance < 0).any(-1).cpu().numpy()
     return Trajectory(
         task=name,
-        times=task.dt * np.arange(x.shape[0]),
+        times=(task.dt if dt is None else dt) * np.arange(x.shape[0]),
         x=x.cpu().numpy(),
         v=v.cpu().numpy(),
         energy=energy,
@@ -702,13 +814,14 @@ def gallery(runs: dict[str, TaskRun]) -> dict[str, Trajectory]:
 
 def penetration_study(n_steps: int = 150) -> dict[str, np.ndarray]:
     """CP3 (e = 0) released from rest: deepest penetration per step with and without v*."""
+    n_steps = check_count("n_steps", n_steps)
     task = make_task("CP3")
     system = task.system
     x, v = system.from_angles(np.array([[0.8, 1.2, 1.6]]), np.zeros((1, 3)))
     x0 = torch.as_tensor(x.reshape(1, -1), device=system.device)
     v0 = torch.as_tensor(v.reshape(1, -1), device=system.device)
     out = {"times": task.dt * np.arange(n_steps + 1)}
-    for label, fraction in (("with", 1 / 8), ("without", 0.0)):
+    for label, fraction in (("with", COMPENSATION), ("without", 0.0)):
         with torch.no_grad():
             r = simulate(
                 system,
@@ -722,18 +835,84 @@ def penetration_study(n_steps: int = 150) -> dict[str, np.ndarray]:
             )
             d = system.detect(r.x[0]).distance
         out[label] = (-d.min(1).values).clamp(min=0).cpu().numpy()
-    out["equilibrium"] = np.array(4 * 9.81 * task.dt**2)
+    out["equilibrium"] = np.array(GRAVITY * task.dt**2 / (2 * COMPENSATION))
     return out
 
 
-def pendulum_rollout(cor: float, mu: float, n_steps: int = 150) -> Trajectory:
-    """CP3 from a fixed initial state with homogeneous (e, μ): the explorer's rollout."""
+#: The explorer's release of the CP3 pendulum: link angles from the downward vertical (rad),
+#: their rates (rad/s), and the duration of the rollout (s).
+EXPLORER_ANGLES = (2.2, 2.6, 2.9)
+EXPLORER_RATES = (0.0, 0.0, 1.0)
+EXPLORER_SECONDS = 1.5
+
+
+def _explorer_simulation(
+    cor: float, mu: float, dt: float, compensation: float, on_event=None
+) -> tuple[Tensor, Tensor]:
     task = make_task("CP3")
     system = task.system
-    x, v = system.from_angles(np.array([[2.2, 2.6, 2.9]]), np.array([[0.0, 0.0, 1.0]]))
+    x, v = system.from_angles(np.array([EXPLORER_ANGLES]), np.array([EXPLORER_RATES]))
     x0 = torch.as_tensor(x.reshape(1, -1), device=system.device)
     v0 = torch.as_tensor(v.reshape(1, -1), device=system.device)
     mu_t, cor_t = torch.full_like(task.mu, mu), torch.full_like(task.cor, cor)
+    model = ContactModel(compensation=compensation)
+    n_steps = round(EXPLORER_SECONDS / dt)
     with torch.no_grad():
-        r = simulate(system, x0, v0, n_steps, task.dt, ContactModel(), mu_t, cor_t)
-    return _trajectory("CP3", r.x[0], r.v[0])
+        r = simulate(system, x0, v0, n_steps, dt, model, mu_t, cor_t, on_event=on_event)
+    return r.x[0], r.v[0]
+
+
+def pendulum_rollout(cor: float, mu: float) -> Trajectory:
+    """CP3 from a fixed initial state with homogeneous (e, μ): the explorer's rollout.
+
+    Args:
+        cor: coefficient of restitution of the bobs against the ground, in [0, 1].
+        mu: friction coefficient, ≥ 0.
+    """
+    cor = check_in_range("cor", cor, 0.0, 1.0)
+    mu = check_nonnegative("mu", mu)
+    dt = make_task("CP3").dt
+    x, v = _explorer_simulation(cor, mu, dt, COMPENSATION)
+    return _trajectory("CP3", x, v)
+
+
+def energy_budget(cor: float = 1.0, mu: float = 0.0, refinements: int = 2) -> list[dict]:
+    """Where the explorer's energy goes: the impulses against the smooth flight in between.
+
+    The explorer's release is simulated at the task's Δt, Δt/2, …, with and without penetration
+    compensation. The energy change of the impulses is exact (``fᵀ(v_C + ½ A f)``, summed over
+    the contact events); the rest of the change in total energy happens between impulses, in
+    the RK4 steps of the constrained dynamics, which neither conserve energy exactly nor keep
+    the constraints (no projection back onto them, as in Algorithm 1).
+    """
+    cor = check_in_range("cor", cor, 0.0, 1.0)
+    mu = check_nonnegative("mu", mu)
+    refinements = check_count("refinements", refinements)
+    task = make_task("CP3")
+    system = task.system
+    rows = []
+    for level in range(refinements):
+        dt = task.dt / 2**level
+        for compensation in (COMPENSATION, 0.0):
+            impulses: list[float] = []
+
+            def record(event: ContactEvent, impulses=impulses) -> None:
+                change = impulse_energy(event.space, event.resolution.impulse)
+                impulses.append(float(change.sum()))
+
+            x, v = _explorer_simulation(cor, mu, dt, compensation, record)
+            energy = system.energy(x, v)
+            total = float(energy[-1] - energy[0])
+            residual = system.constraints.residual(x).abs().max()
+            rows.append(
+                {
+                    "Δt (s)": dt,
+                    "compensation": "1/8" if compensation else "off",
+                    "initial energy (J)": float(energy[0]),
+                    "total change (J)": total,
+                    "at impulses (J)": sum(impulses),
+                    "between impulses (J)": total - sum(impulses),
+                    "largest constraint residual (m²)": float(residual),
+                }
+            )
+    return rows

@@ -47,6 +47,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from physid.validate import check_count, check_positive, check_tensor
+
 #: Classifications tried in turn for the samples whose polish does not verify: the threshold on
 #: the scaled ratio multiplier / slack of an active constraint, and the relative distance to a
 #: cone's boundary below which s and z count as on its surface (:func:`_classify`).
@@ -698,9 +700,16 @@ def solve(
         A :class:`FastSolution`; its ``impulse`` is differentiable in all four inputs where
         ``polished`` is true, through the implicit function theorem.
     """
+    k = check_count("k", k, minimum=1, maximum=3)
+    check_positive("tol", tol)
+    check_count("max_iter", max_iter)
+    check_count("newton_steps", newton_steps)
+    for name, value, dims in (("A", A, 3), ("c", c, 2), ("mu", mu, 2), ("lb", lb, 2)):
+        shape = (None,) * dims
+        check_tensor(name, value, shape=shape, dtype=torch.float64, nonnegative=name == "mu")
     B, m = c.shape
     C = mu.shape[1]
-    if k not in (1, 2, 3) or m != C * k or A.shape != (B, m, m) or lb.shape != (B, C):
+    if m != C * k or A.shape != (B, m, m) or lb.shape != (B, C) or mu.shape[0] != B:
         raise ValueError(
             f"inconsistent shapes: A {tuple(A.shape)}, c {tuple(c.shape)}, "
             f"mu {tuple(mu.shape)}, lb {tuple(lb.shape)}, k={k!r}"

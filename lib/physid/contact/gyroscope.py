@@ -22,10 +22,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from physid.constants import GRAVITY
 from physid.contact.mechanics import Constraints, inverse_mass_matrix
 from physid.contact.system import ContactSystem, Detection, reject_sample
-
-GRAVITY = 9.81
+from physid.validate import check_array, check_count, check_nonnegative, check_positive
 
 
 def euler_zyz(phi: np.ndarray, theta: np.ndarray, psi: np.ndarray) -> np.ndarray:
@@ -73,10 +73,13 @@ class Gyroscope(ContactSystem):
         gravity: float = GRAVITY,
         device=None,
     ) -> None:
-        if mass <= 0 or min(moments) <= 0 or com_offset <= 0 or rim_radius <= 0 or wall <= 0:
-            raise ValueError("mass, moments, com_offset, rim_radius and wall must be positive")
-        if rim_points < 3:
-            raise ValueError(f"rim_points must be at least 3, got {rim_points!r}")
+        mass = check_positive("mass", mass)
+        moments = check_array("moments", moments, shape=(3,), positive=True).tolist()
+        com_offset = check_positive("com_offset", com_offset)
+        rim_radius = check_positive("rim_radius", rim_radius)
+        wall = check_positive("wall", wall)
+        rim_points = check_count("rim_points", rim_points, minimum=3)
+        gravity = check_nonnegative("gravity", gravity)
         self.name = "Gyro"
         self.dim, self.contact_dim, self.n_points = 3, 3, 4
         self.mass, self.com_offset, self.gravity = float(mass), float(com_offset), float(gravity)

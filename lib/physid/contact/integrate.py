@@ -15,14 +15,33 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch import Tensor
-from tqdm.auto import tqdm
 
 from physid.contact.mechanics import acceleration
-from physid.contact.model import ContactSpace, SolverLog, contact_frame, penetration_target
+from physid.contact.model import (
+    ContactSpace,
+    SolverLog,
+    check_inverse_inertia,
+    contact_frame,
+    penetration_target,
+)
 from physid.contact.system import ContactSystem
+from physid.progress import progress as progress_bar
+from physid.validate import check_count, check_positive, check_tensor
+
+
+@runtime_checkable
+class ContactResolver(Protocol):
+    """What the integrator needs of a contact model (:class:`~physid.contact.model.ContactModel`
+    or :class:`~physid.contact.lcp.LCPModel`): a penetration-compensation fraction and
+    ``resolve(space, log)``, returning an object with the ``impulse`` ``(B, C, k)``."""
+
+    compensation: float
+
+    def resolve(self, space: ContactSpace, log: SolverLog | None = None) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -40,7 +59,7 @@ class ContactEvent:
     """
 
     space: ContactSpace
-    resolution: object
+    resolution: Any
     jacobian: Tensor
     constraint_jacobian: Tensor | None
     inv_mass: Tensor
@@ -80,9 +99,44 @@ def rk4_step(
     return x_new, v_new
 
 
+def _check_inputs(
+    system: ContactSystem,
+    model: ContactResolver,
+    x: Tensor,
+    v: Tensor,
+    mu: Tensor,
+    cor: Tensor,
+    dt: float,
+    inv_mass: Tensor | None,
+) -> float:
+    """Validate the arguments shared by :func:`apply_contacts` and :func:`simulate`."""
+    if not isinstance(system, ContactSystem):
+        raise TypeError(f"system must be a ContactSystem, got {type(system).__name__}")
+    if not isinstance(model, ContactResolver):
+        raise TypeError(
+            f"model must be a contact model with resolve() and compensation, "
+            f"got {type(model).__name__}"
+        )
+    N, P = system.n_coords, system.n_candidates
+    check_tensor("x", x, shape=(None, N), dtype=torch.float64)
+    check_tensor("v", v, shape=(x.shape[0], N), dtype=torch.float64)
+    check_tensor("mu", mu, shape=(P,), nonnegative=True, dtype=torch.float64)
+    check_tensor("cor", cor, shape=(P,), nonnegative=True, dtype=torch.float64)
+    if bool((cor > 1).any()):
+        raise ValueError(f"cor (restitution) must lie in [0, 1], found {float(cor.max()):g}")
+    if inv_mass is not None:
+        check_inverse_inertia(inv_mass)
+        if inv_mass.shape[-2:] != (N, N) or inv_mass.dim() == 3 and inv_mass.shape[0] != x.shape[0]:
+            raise ValueError(
+                f"inv_mass must be ({N}, {N}) or (B, {N}, {N}) for {system.name}, "
+                f"got {tuple(inv_mass.shape)}"
+            )
+    return check_positive("dt", dt)
+
+
 def apply_contacts(
     system: ContactSystem,
-    model,
+    model: ContactResolver,
     x: Tensor,
     v: Tensor,
     mu: Tensor,
@@ -111,6 +165,24 @@ def apply_contacts(
     Returns:
         ``(v_after, n_contacts)`` with ``n_contacts`` of shape ``(B,)``.
     """
+    dt = _check_inputs(system, model, x, v, mu, cor, dt, inv_mass)
+    if not isinstance(log, SolverLog):
+        raise TypeError(f"log must be a SolverLog, got {type(log).__name__}")
+    return _apply_contacts(system, model, x, v, mu, cor, dt, log, inv_mass, on_event)
+
+
+def _apply_contacts(
+    system: ContactSystem,
+    model: ContactResolver,
+    x: Tensor,
+    v: Tensor,
+    mu: Tensor,
+    cor: Tensor,
+    dt: float,
+    log: SolverLog,
+    inv_mass: Tensor | None,
+    on_event: Callable[[ContactEvent], None] | None,
+) -> tuple[Tensor, Tensor]:
     inv_mass = system.inv_mass if inv_mass is None else inv_mass
     detection = system.detect(x)
     active = detection.distance < 0
@@ -147,7 +219,7 @@ def simulate(
     v0: Tensor,
     n_steps: int,
     dt: float,
-    model,
+    model: ContactResolver,
     mu: Tensor,
     cor: Tensor,
     inv_mass: Tensor | None = None,
@@ -168,23 +240,17 @@ def simulate(
         cor: ``(P,)`` restitution per candidate contact.
         inv_mass: inverse inertia replacing the system's (dynamics and contacts).
         force: force field ``x -> -∇V`` replacing the system's.
-        progress: show a progress bar.
+        progress: show a progress bar on the terminal (:mod:`physid.progress`).
         on_event: diagnostics callback, see :func:`apply_contacts`.
+
+    Raises:
+        ValueError: for bad input (naming the argument), and if the state stops being finite
+            (a diverging learned force or inverse inertia), naming the step.
     """
-    if not (isinstance(n_steps, int) and n_steps >= 1):
-        raise ValueError(f"n_steps must be a positive int, got {n_steps!r}")
-    if not dt > 0:
-        raise ValueError(f"dt must be positive, got {dt!r}")
-    P = system.n_candidates
-    if mu.shape != (P,) or cor.shape != (P,):
-        raise ValueError(
-            f"mu and cor need one value per candidate contact ({P}), "
-            f"got {tuple(mu.shape)} and {tuple(cor.shape)}"
-        )
-    if x0.shape != v0.shape or x0.dim() != 2 or x0.shape[1] != system.n_coords:
-        raise ValueError(
-            f"x0 and v0 must be (B, {system.n_coords}), got {tuple(x0.shape)}, {tuple(v0.shape)}"
-        )
+    n_steps = check_count("n_steps", n_steps)
+    dt = _check_inputs(system, model, x0, v0, mu, cor, dt, inv_mass)
+    if force is not None and not callable(force):
+        raise TypeError(f"force must be a callable x -> -∇V(x), got {type(force).__name__}")
     minv = system.inv_mass if inv_mass is None else inv_mass
     force_fn = system.force if force is None else force
 
@@ -194,11 +260,15 @@ def simulate(
     log = SolverLog()
     xs, vs, counts = [x0], [v0], []
     x, v = x0, v0
-    for _ in tqdm(
-        range(n_steps), desc=f"simulating {system.name}", disable=not progress, leave=False
-    ):
+    steps = progress_bar(range(n_steps), desc=f"simulating {system.name}", disable=not progress)
+    for step in steps:
         x, v = rk4_step(x, v, dt, accel)
-        v, n = apply_contacts(system, model, x, v, mu, cor, dt, log, minv, on_event)
+        if not bool(torch.isfinite(x).all() & torch.isfinite(v).all()):
+            raise ValueError(
+                f"the state of {system.name} is no longer finite after step {step + 1} of "
+                f"{n_steps} (dt = {dt:g}): check force and inv_mass"
+            )
+        v, n = _apply_contacts(system, model, x, v, mu, cor, dt, log, minv, on_event)
         xs.append(x)
         vs.append(v)
         counts.append(n)

@@ -15,7 +15,6 @@ data and to compare the two restitution hypotheses, so it has no gradient.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +23,7 @@ from torch import Tensor
 
 from physid.contact.model import COMPENSATION, ContactSpace, SolverLog
 from physid.contact.reference import ContactSolverError
+from physid.validate import check_count, check_nonnegative
 
 
 def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int = 500, tol: float = 1e-12) -> np.ndarray:
@@ -106,10 +106,9 @@ class LCPModel:
     compensation: float = COMPENSATION
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.directions, int) and self.directions >= 3):
-            raise ValueError(f"directions must be an int >= 3, got {self.directions!r}")
-        if not (math.isfinite(self.compensation) and self.compensation >= 0):
-            raise ValueError(f"compensation must be >= 0, got {self.compensation!r}")
+        object.__setattr__(self, "directions", check_count("directions", self.directions, 3))
+        compensation = check_nonnegative("compensation", self.compensation)
+        object.__setattr__(self, "compensation", compensation)
 
     def lcp(self, A: np.ndarray, v: np.ndarray, target: np.ndarray, mu, cor, k: int):
         """The LCP ``(M, q)`` of one sample and the map E from its unknowns to f."""

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from physid.validate import check_tensor
+
 
 def body_inverse_mass(mass: Tensor, moments: Tensor) -> Tensor:
     """Inverse point mass matrix ``(n_p, n_p)`` of one body, ``(1/m)(𝟙𝟙ᵀ + diag(0, 1/s))``.
@@ -40,8 +42,8 @@ def body_inverse_mass(mass: Tensor, moments: Tensor) -> Tensor:
         moments: ``(n_p - 1,)`` per-unit-mass second moments along the body axes (> 0); empty
             for a point mass.
     """
-    if bool(mass <= 0) or bool((moments <= 0).any()):
-        raise ValueError(f"mass and moments must be positive, got {mass} and {moments}")
+    check_tensor("mass", mass, shape=(), dtype=None, positive=True)
+    check_tensor("moments", moments, shape=(None,), dtype=mass.dtype, positive=True)
     n_p = moments.shape[0] + 1
     ones = torch.ones(n_p, n_p, dtype=mass.dtype, device=mass.device)
     diag = torch.cat([mass.new_zeros(1), 1 / moments])

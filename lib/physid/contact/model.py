@@ -40,7 +40,6 @@ unique (the pivoted gyroscope under CM), the sample is re-solved by cvxpylayers 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import torch
@@ -48,6 +47,13 @@ from torch import Tensor
 
 from physid.contact import fast, reference
 from physid.contact.reference import ContactSolverError
+from physid.validate import (
+    check_choice,
+    check_count,
+    check_nonnegative,
+    check_positive,
+    check_tensor,
+)
 
 __all__ = [
     "COMPENSATION",
@@ -107,15 +113,6 @@ class SolverLog:
         return text + (f", {self.lcp} LCP" if self.lcp else "")
 
 
-def _check_finite(name: str, value: Tensor) -> None:
-    if not isinstance(value, Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-    if not value.is_floating_point():
-        raise ValueError(f"{name} must be a floating-point tensor, got dtype {value.dtype}")
-    if not bool(torch.isfinite(value).all()):
-        raise ValueError(f"{name} must be finite, got {value}")
-
-
 @dataclass(frozen=True)
 class ContactSpace:
     """The contact-space data of B samples that share the contact count C.
@@ -138,34 +135,16 @@ class ContactSpace:
     k: int
 
     def __post_init__(self) -> None:
-        if self.k not in (1, 2, 3):
-            raise ValueError(f"k must be 1, 2 or 3, got {self.k!r}")
-        for name in ("factor", "velocity", "target", "mu", "cor"):
-            _check_finite(name, getattr(self, name))
-        if self.factor.dim() != 3 or self.mu.dim() != 2:
-            raise ValueError(
-                f"factor must be (B, r, C·k) and mu (B, C), got {tuple(self.factor.shape)} "
-                f"and {tuple(self.mu.shape)}"
-            )
+        check_count("k", self.k, minimum=1, maximum=3)
+        check_tensor("mu", self.mu, shape=(None, None), nonnegative=True, dtype=torch.float64)
         B, C = self.mu.shape
         m = C * self.k
-        shapes = {
-            "factor": (self.factor.shape[0], self.factor.shape[2]),
-            "velocity": tuple(self.velocity.shape),
-            "target": tuple(self.target.shape),
-        }
-        for name, shape in shapes.items():
-            if shape != (B, m):
-                raise ValueError(
-                    f"{name} has shape {tuple(getattr(self, name).shape)}, which does not match "
-                    f"{B} samples of {C} contacts with k={self.k}"
-                )
-        if tuple(self.cor.shape) != (B, C):
-            raise ValueError(f"cor must have shape {(B, C)}, got {tuple(self.cor.shape)}")
-        if bool((self.mu < 0).any()):
-            raise ValueError(f"mu must be non-negative, got {self.mu}")
-        if bool(((self.cor < 0) | (self.cor > 1)).any()):
-            raise ValueError(f"cor (restitution) must lie in [0, 1], got {self.cor}")
+        check_tensor("factor", self.factor, shape=(B, None, m), dtype=torch.float64)
+        check_tensor("velocity", self.velocity, shape=(B, m), dtype=torch.float64)
+        check_tensor("target", self.target, shape=(B, m), dtype=torch.float64)
+        check_tensor("cor", self.cor, shape=(B, C), nonnegative=True, dtype=torch.float64)
+        if bool((self.cor > 1).any()):
+            raise ValueError(f"cor (restitution) must lie in [0, 1], found {self.cor.max():g}")
 
     @property
     def batch(self) -> int:
@@ -248,14 +227,14 @@ class ContactModel:
     compensation: float = COMPENSATION
 
     def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if not (isinstance(self.reg, int | float) and math.isfinite(self.reg) and self.reg > 0):
-            raise ValueError(f"reg must be a positive finite number, got {self.reg!r}")
-        if not (math.isfinite(self.compensation) and self.compensation >= 0):
-            raise ValueError(f"compensation must be >= 0, got {self.compensation!r}")
+        check_choice("variant", self.variant, VARIANTS)
+        check_choice("solver", self.solver, SOLVERS)
+        object.__setattr__(self, "reg", check_positive("reg", self.reg))
+        compensation = check_nonnegative("compensation", self.compensation)
+        object.__setattr__(self, "compensation", compensation)
+        for name in ("fallback", "batched_reference"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
     def resolve(self, space: ContactSpace, log: SolverLog | None = None) -> Resolution:
         """Solve compression (5) then restitution (7) for every sample of ``space``."""
@@ -326,10 +305,10 @@ def penetration_target(
     Returns:
         ``(B, C·k)``: ``v*_n = -fraction · min(d, 0) / dt`` on the normals, zero on tangents.
     """
-    if not (math.isfinite(dt) and dt > 0):
-        raise ValueError(f"dt must be a positive finite number, got {dt!r}")
-    if not (math.isfinite(fraction) and fraction >= 0):
-        raise ValueError(f"fraction must be a non-negative finite number, got {fraction!r}")
+    check_tensor("distance", distance, shape=(None, None), dtype=torch.float64)
+    check_count("k", k, minimum=1, maximum=3)
+    dt = check_positive("dt", dt)
+    fraction = check_nonnegative("fraction", fraction)
     normal = -fraction * distance.clamp(max=0.0) / dt
     target = torch.zeros(*distance.shape, k, dtype=distance.dtype, device=distance.device)
     target[..., 0] = normal
@@ -337,8 +316,11 @@ def penetration_target(
 
 
 def check_inverse_inertia(inv_mass: Tensor, rtol: float = 1e-10) -> None:
-    """Raise a ValueError unless ``inv_mass`` (``(N, N)`` or ``(B, N, N)``) is symmetric PSD."""
-    _check_finite("inv_mass", inv_mass)
+    """Raise a ValueError unless ``inv_mass`` (``(N, N)`` or ``(B, N, N)``) is symmetric PSD.
+
+    A TypeError for anything but a float64 tensor.
+    """
+    check_tensor("inv_mass", inv_mass, dtype=torch.float64)
     if inv_mass.dim() not in (2, 3) or inv_mass.shape[-1] != inv_mass.shape[-2]:
         raise ValueError(f"inv_mass must be square, got shape {tuple(inv_mass.shape)}")
     scale = inv_mass.abs().amax().clamp_min(1e-300)
@@ -387,25 +369,16 @@ def contact_frame(
         constraint_jacobian: ``(B, E, N)`` Jacobian G of the equality constraints, or None.
     """
     check_inverse_inertia(inv_mass)
-    _check_finite("jacobian", jacobian)
     N = inv_mass.shape[-1]
-    if jacobian.dim() != 3 or jacobian.shape[-1] != N:
-        raise ValueError(
-            f"jacobian must be (B, C·k, {N}) to match inv_mass, got {tuple(jacobian.shape)}"
-        )
+    check_tensor("jacobian", jacobian, shape=(None, None, N), dtype=torch.float64)
+    if constraint_jacobian is not None:
+        shape = (jacobian.shape[0], None, N)
+        check_tensor("constraint_jacobian", constraint_jacobian, shape=shape, dtype=torch.float64)
     chol, info = torch.linalg.cholesky_ex(inv_mass)
     if bool((info != 0).any()):
         raise ValueError("inv_mass (the inverse inertia) must be positive definite")
     lt_jt = chol.transpose(-1, -2) @ jacobian.transpose(1, 2)
     if constraint_jacobian is not None:
-        _check_finite("constraint_jacobian", constraint_jacobian)
-        if constraint_jacobian.dim() != 3 or constraint_jacobian.shape[::2] != (
-            jacobian.shape[0],
-            N,
-        ):
-            raise ValueError(
-                f"constraint_jacobian must be (B, E, {N}), got {tuple(constraint_jacobian.shape)}"
-            )
         g_l = constraint_jacobian @ chol  # G L, (B, E, N)
         gram = g_l @ g_l.transpose(1, 2)  # G M⁻¹ Gᵀ
         lt_jt = lt_jt - g_l.transpose(1, 2) @ torch.linalg.solve(gram, g_l @ lt_jt)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 from torch import Tensor
 
+from physid.constants import GRAVITY
 from physid.contact.mechanics import Constraints, inverse_mass_matrix
 from physid.contact.system import ContactSystem, Detection, reject_sample
-
-GRAVITY = 9.81
+from physid.validate import check_array, check_nonnegative, check_positive
 
 
 class ChainPendulum(ContactSystem):
@@ -30,12 +30,14 @@ class ChainPendulum(ContactSystem):
     """
 
     def __init__(self, masses, lengths, radii, ground: float = 1.0, gravity=GRAVITY, device=None):
-        masses, lengths, radii = (np.asarray(a, float) for a in (masses, lengths, radii))
-        if not (masses.ndim == 1 and masses.shape == lengths.shape == radii.shape):
-            raise ValueError("masses, lengths and radii must be equal-length 1-D sequences")
-        if (masses <= 0).any() or (lengths <= 0).any() or (radii <= 0).any() or ground <= 0:
-            raise ValueError("masses, lengths, radii and ground must be positive")
+        masses = check_array("masses", masses, shape=(None,), positive=True)
         n = len(masses)
+        if n < 1:
+            raise ValueError("masses must name at least one bob, got none")
+        lengths = check_array("lengths", lengths, shape=(n,), positive=True)
+        radii = check_array("radii", radii, shape=(n,), positive=True)
+        ground = check_positive("ground", ground)
+        gravity = check_nonnegative("gravity", gravity)
         self.name = f"CP{n}"
         self.dim, self.contact_dim, self.n_points = 2, 2, n
         self.masses_np, self.lengths, self.radii_np = masses, lengths, radii

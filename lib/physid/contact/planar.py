@@ -22,6 +22,7 @@ from torch import Tensor
 
 from physid.contact.mechanics import Constraints, inverse_mass_matrix
 from physid.contact.system import ContactSystem, Detection, reject_sample, rot90
+from physid.validate import check_array
 
 #: The walls left, bottom, right and top, as (a, b, c) of a x + b y + c = 0 with inward
 #: normal (a, b).
@@ -30,11 +31,12 @@ WALL_NAMES = ("left", "bottom", "right", "top")
 
 
 def _check_bodies(masses, radii) -> tuple[np.ndarray, np.ndarray]:
-    masses, radii = np.asarray(masses, float), np.asarray(radii, float)
-    if masses.ndim != 1 or masses.shape != radii.shape or len(masses) < 1:
-        raise ValueError(f"masses and radii must be equal-length 1-D, got {masses}, {radii}")
-    if (masses <= 0).any() or (radii <= 0).any() or (radii >= 0.5).any():
-        raise ValueError(f"masses must be positive and radii in (0, 0.5), got {masses}, {radii}")
+    masses = check_array("masses", masses, shape=(None,), positive=True)
+    if len(masses) < 1:
+        raise ValueError("masses must name at least one body, got none")
+    radii = check_array("radii", radii, shape=(len(masses),), positive=True)
+    if (radii >= 0.5).any():
+        raise ValueError(f"radii must be < 0.5 (the box is the unit square), got {radii}")
     return masses, radii
 
 
@@ -51,6 +53,8 @@ class BouncingBodies(ContactSystem):
 
     def __init__(self, masses, radii, disks: bool = False, device=None) -> None:
         masses, radii = _check_bodies(masses, radii)
+        if not isinstance(disks, bool):
+            raise TypeError(f"disks must be True or False, got {disks!r}")
         n_b = len(masses)
         self.n_bodies = n_b
         self.disks = disks

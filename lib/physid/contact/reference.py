@@ -12,16 +12,21 @@ one layer is built per (contact count, components per contact, factor rows) and 
 (:func:`contact_layer`). The solver is diffcp with SCS, at a tolerance (``eps = 1e-10``) tight
 enough for impulses and gradients to be compared with :mod:`physid.contact.fast` at 1e-6; SCS's
 default (1e-4) leaves errors of order 1e-4 in the impulses and much larger ones in the gradients.
+An answer that SCS itself marks inaccurate (diffcp only warns) is an error here
+(:class:`ContactSolverError`), never a result.
 """
 
 from __future__ import annotations
 
+import warnings
 from functools import lru_cache
 
 import cvxpy as cp
 import torch
 from cvxpylayers.torch import CvxpyLayer
 from torch import Tensor
+
+from physid.validate import check_count, check_tensor
 
 #: Solver arguments passed to diffcp/SCS.
 SOLVER_ARGS = {"eps": 1e-10, "max_iters": 100_000}
@@ -38,11 +43,9 @@ def contact_layer(n_contacts: int, k: int, rows: int) -> torch.nn.Module:
     Its parameters, in order, are ``F`` (rows × C·k), ``c`` (C·k), ``μ`` (C, non-negative; not
     for limit constraints, k = 1) and ``lb`` (C); its variable is ``f`` (C·k).
     """
-    if n_contacts < 1 or k not in (1, 2, 3) or rows < 1:
-        raise ValueError(
-            f"need n_contacts >= 1, k in (1, 2, 3) and rows >= 1, "
-            f"got n_contacts={n_contacts!r}, k={k!r}, rows={rows!r}"
-        )
+    check_count("n_contacts", n_contacts)
+    check_count("k", k, minimum=1, maximum=3)
+    check_count("rows", rows)
     m = n_contacts * k
     f = cp.Variable(m)
     factor = cp.Parameter((rows, m))
@@ -86,23 +89,40 @@ def solve(
         ``(B, C, k)`` impulses, differentiable through diffcp.
 
     Raises:
-        ContactSolverError: if SCS fails on a sample (naming the sample).
+        ContactSolverError: if SCS fails on a sample or marks its answer inaccurate (naming
+            the sample).
     """
+    k = check_count("k", k, minimum=1, maximum=3)
+    check_tensor("factor", factor, shape=(None, None, None), dtype=torch.float64)
     B, rows, m = factor.shape
+    check_tensor("mu", mu, shape=(B, None), nonnegative=True, dtype=torch.float64)
     C = mu.shape[1]
+    if m != C * k:
+        raise ValueError(f"factor must have C·k = {C * k} columns, got {m}")
+    check_tensor("c", c, shape=(B, m), dtype=torch.float64)
+    check_tensor("lb", lb, shape=(B, C), dtype=torch.float64)
     layer = contact_layer(C, k, rows)
     args = SOLVER_ARGS if solver_args is None else solver_args
     from diffcp.cone_program import SolverError
 
     def one(index: slice) -> Tensor:
         params = [factor[index], c[index]] + ([mu[index]] if k >= 2 else []) + [lb[index]]
+        where = f"contact sample(s) {index.start}..{index.stop - 1} of {B} ({C} contacts)"
         try:
-            (f,) = layer(*params, solver_args=dict(args))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                (f,) = layer(*params, solver_args=dict(args))
         except (SolverError, RuntimeError) as error:
+            raise ContactSolverError(f"cvxpylayers failed on {where}: {error}") from error
+        inaccurate = [w for w in caught if "inaccurate" in str(w.message).lower()]
+        for w in caught:
+            if w not in inaccurate:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if inaccurate:
             raise ContactSolverError(
-                f"cvxpylayers failed on contact sample(s) {index.start}..{index.stop - 1} "
-                f"of {B} ({C} contacts): {error}"
-            ) from error
+                f"SCS marked its answer on {where} inaccurate ({inaccurate[0].message}); "
+                f"solver arguments {args}"
+            )
         return f
 
     if batched:

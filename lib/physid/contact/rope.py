@@ -17,10 +17,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from physid.constants import GRAVITY
 from physid.contact.mechanics import inverse_mass_matrix
 from physid.contact.system import ContactSystem, Detection, reject_sample
-
-GRAVITY = 9.81
+from physid.validate import check_array, check_count, check_nonnegative, check_positive
 
 
 class Rope(ContactSystem):
@@ -48,12 +48,16 @@ class Rope(ContactSystem):
         gravity: float = GRAVITY,
         device=None,
     ) -> None:
-        if not (isinstance(n_nodes, int) and n_nodes >= 2):
-            raise ValueError(f"n_nodes must be an int >= 2, got {n_nodes!r}")
-        if min(mass, rest_length, stiffness, bend) <= 0 or not 0 < stretch[0] < 1 < stretch[1]:
-            raise ValueError(
-                "mass, rest_length, stiffness, bend must be positive, stretch (<1, >1)"
-            )
+        n_nodes = check_count("n_nodes", n_nodes, minimum=2)
+        mass = check_positive("mass", mass)
+        rest_length = check_positive("rest_length", rest_length)
+        stiffness = check_positive("stiffness", stiffness)
+        bend = check_positive("bend", bend)
+        gravity = check_nonnegative("gravity", gravity)
+        low, high = check_array("stretch", stretch, shape=(2,), positive=True).tolist()
+        if not low < 1 < high:
+            raise ValueError(f"stretch must be (min < 1, max > 1), got {stretch!r}")
+        stretch = (low, high)
         self.name = f"Rope{n_nodes}"
         self.dim, self.contact_dim, self.n_points = 2, 1, n_nodes
         self.mass, self.rest_length, self.stiffness = float(mass), float(rest_length), stiffness

@@ -17,6 +17,7 @@ from physid.contact.pendulum import ChainPendulum
 from physid.contact.planar import BouncingBodies
 from physid.contact.rope import Rope
 from physid.contact.system import ContactSystem
+from physid.validate import check_choice
 
 #: Names of the tasks, in the paper's order.
 TASK_NAMES = ("BP5-e", "BP5", "BD5", "CP3-e", "CP3", "Gyro-e", "Gyro", "Rope")
@@ -63,8 +64,7 @@ def _coefficients(system: ContactSystem, mu, cor, device) -> tuple[Tensor, Tenso
 
 def make_task(name: str, device=None) -> Task:
     """The task ``name`` (one of :data:`TASK_NAMES`) on ``device``."""
-    if name not in TASK_NAMES:
-        raise ValueError(f"task must be one of {', '.join(TASK_NAMES)}, got {name!r}")
+    check_choice("task", name, TASK_NAMES)
     if name == "BP5-e":
         system = BouncingBodies([0.1] * 5, [0.1] * 5, device=device)
         mu, cor, dt, steps = 0.0, 1.0, 0.01, 100
