@@ -8,24 +8,31 @@ particle). Rows: seconds per likelihood-and-gradient evaluation for
 * ``eager, windows batched``: the same likelihood with plain eager autograd through the steps;
 * ``eager, step by step``: eager autograd, each window's steps one after the other;
 
-and seconds per full CSVGD iteration (kernel, multipliers, update) with ours. Target: 2,000
-CSVGD iterations in under 2 minutes, i.e. at most 60 ms per iteration on 2 cores.
+and seconds per full CSVGD iteration (kernel, multipliers, update) with ours. The four are
+timed in turn, repeat after repeat (:func:`physid.bench.interleaved`), and each row gives the
+median and the spread over the repeats; the ratios are taken repeat by repeat.
+Target: 2,000 CSVGD iterations in under 2 minutes, i.e. at most 60 ms per iteration on 2 cores.
+``--quick`` shrinks the problem (20 particles, 400 steps) to check that the script runs, and
+writes its report under ``_build/benchmarks/quick/``.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
-from physid.bench import Target, best_time, write_report
+from physid.bench import BENCH_DIR, Target, Timing, interleaved, ratio, write_report
 from physid.inference.likelihood import Limits, TrajectoryLikelihood
 from physid.inference.pendulum import REAL_LIMITS, DoublePendulum
 from physid.inference.svgd import CSVGD
 
 PARTICLES, STEPS, WINDOWS, DT = 100, 2000, 10, 1 / 400
+#: (particles, steps) of ``--quick``.
+QUICK = (20, 400)
+REPEAT = 5
 TRUTH = {
     "m1": 0.12,
     "I1": 0.004,
@@ -64,8 +71,9 @@ class StepByStep(TrajectoryLikelihood):
         return pred.reshape(x.shape[0], 1, self.n_steps, 4), defects
 
 
-def main() -> None:
+def main(quick: bool = False) -> None:
     torch.set_num_threads(2)
+    particles, steps = QUICK if quick else (PARTICLES, STEPS)
     names = tuple(REAL_LIMITS)
     limits = Limits.from_dict(REAL_LIMITS)
     fixed = {"l1": 0.091}
@@ -74,14 +82,14 @@ def main() -> None:
     s0 = torch.tensor([1.4, -0.3, 4.0, -6.0], dtype=torch.float64)
     theta = torch.tensor([TRUTH[n] for n in names], dtype=torch.float64)
     with torch.no_grad():
-        reference = torch.cat((s0[None], ours_model.simulate(theta, s0, STEPS)))[None]
+        reference = torch.cat((s0[None], ours_model.simulate(theta, s0, steps)))[None]
     options = {"shooting_windows": WINDOWS, "defects": "constraint"}
     targets = {
         "ours": TrajectoryLikelihood(ours_model, reference, limits, **options),
         "eager, windows batched": TrajectoryLikelihood(eager_model, reference, limits, **options),
         "eager, step by step": StepByStep(eager_model, reference, limits, **options),
     }
-    x = targets["ours"].initial(PARTICLES)
+    x = targets["ours"].initial(particles)
 
     def evaluation(target):
         def run():
@@ -98,51 +106,49 @@ def main() -> None:
         (g - grads["ours"]).abs().max().item() / grads["ours"].abs().max().item()
         for g in grads.values()
     )
+    estimator = CSVGD(targets["ours"], n_particles=particles, stepsize=0.02)
+    estimator.initialise()
+    contenders = {name: evaluation(t) for name, t in targets.items()}
+    contenders["CSVGD iteration, ours"] = estimator.step
+    timings = interleaved(contenders, repeat=REPEAT)
     rows = []
-    seconds = {}
-    for name, target in targets.items():
-        repeat = 5 if name == "ours" else 2
-        seconds[name] = best_time(evaluation(target), repeat=repeat)
+    for name, timing in timings.items():
+        what = name if name.startswith("CSVGD") else f"likelihood + gradient, {name}"
+        versus = ratio(timing, timings["ours"])
         rows.append(
             {
-                "what": f"likelihood + gradient, {name}",
-                "seconds": seconds[name],
-                "× ours (evaluation)": seconds[name] / seconds["ours"],
+                "what": what,
+                "median (s)": timing.median,
+                "spread (s)": timing.spread,
+                "× ours (median)": versus.median,
+                "× ours (spread)": versus.spread,
             }
         )
-    estimator = CSVGD(targets["ours"], n_particles=PARTICLES, stepsize=0.02)
-    estimator.initialise()
-    per_iteration = best_time(estimator.step, repeat=3, number=10)
-    rows.append(
-        {
-            "what": "CSVGD iteration, ours",
-            "seconds": per_iteration,
-            "× ours (evaluation)": per_iteration / seconds["ours"],
-        }
-    )
     print(
-        f"first evaluations (compiling ours): {compile_seconds:.1f} s; "
-        f"largest gradient difference {error:.1e} of its scale"
+        f"{particles} particles, {steps} steps; first evaluations (compiling ours): "
+        f"{compile_seconds:.1f} s; largest gradient difference {error:.1e} of its scale"
     )
+    iteration = timings["CSVGD iteration, ours"]
     targets_met = [
-        Target(
+        Target.from_timing(
             "csvgd_2000_iterations_seconds",
-            2000 * per_iteration,
+            Timing(tuple(2000 * t for t in iteration.samples)),
             120.0,
             "s",
             higher_is_better=False,
         ),
-        Target(
+        Target.from_timing(
             "speedup_over_eager_step_by_step",
-            seconds["eager, step by step"] / seconds["ours"],
+            ratio(timings["eager, step by step"], timings["ours"]),
             1.0,
             "x",
         ),
         Target("gradient_matches_eager_relative", error, 1e-8, "", higher_is_better=False),
     ]
-    write_report("inference", rows, targets_met)
+    write_report("inference", rows, targets_met, BENCH_DIR / "quick" if quick else BENCH_DIR)
 
 
 if __name__ == "__main__":
-    np.set_printoptions(precision=4)
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a small problem, to check the script")
+    main(parser.parse_args().quick)

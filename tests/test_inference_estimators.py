@@ -65,15 +65,32 @@ def test_interface_on_a_tiny_problem(tiny_refs, name):
     assert estimator.iteration == 5
 
 
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_the_seed_fixes_every_draw_and_another_seed_changes_them(tiny_refs, name):
+    target = tiny_target(tiny_refs, name)
+    before = torch.get_rng_state()
+
+    def final(seed):
+        estimator = make_estimator(name, target, n_particles=8, seed=seed, **TINY[name])
+        estimator.run(3, progress=False)
+        return estimator.particles.numpy()
+
+    a, b, c = final(0), final(0), final(1)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == c.shape and not np.allclose(a, c)
+    assert torch.equal(torch.get_rng_state(), before)  # the caller's generator is untouched
+
+
 def test_chain_estimators_start_at_the_centre_and_particle_methods_on_sobol(tiny_refs):
     target = tiny_target(tiny_refs, "SGLD")
     sgld = make_estimator("SGLD", target, n_particles=8)
     sgld.initialise()
     np.testing.assert_allclose(sgld.particles.numpy(), [[0.5, 0.5]])
-    svgd = make_estimator("SVGD", target, n_particles=8)
+    svgd = make_estimator("SVGD", target, n_particles=8, seed=5)
     svgd.initialise()
     np.testing.assert_allclose(
-        svgd.particles.numpy(), length_limits().normalise(length_limits().sobol(8)).numpy()
+        svgd.particles.numpy(),
+        length_limits().normalise(length_limits().sobol(8, seed=5)).numpy(),
     )
 
 
@@ -89,6 +106,8 @@ def test_bad_estimator_arguments(tiny_refs):
         make_estimator("BayesSim", tiny_target(tiny_refs, "CSVGD"))
     with pytest.raises(ValueError, match="n_iterations"):
         make_estimator("SVGD", target).run(-1, progress=False)
+    with pytest.raises(ValueError, match="x0 must have 8 rows"):
+        make_estimator("SVGD", target, n_particles=8, x0=target.initial(3))
 
 
 GAUSS = GaussianTarget([0.4, 0.6], [[0.004, 0.001], [0.001, 0.002]])
@@ -144,3 +163,23 @@ def test_sweep_through_joblib():
     assert all(np.isfinite(r.kl[-1]) and np.isfinite(r.mmd[-1]) for r in runs)
     with pytest.raises(ValueError, match="n_jobs"):
         compare_estimators(s, ("SVGD",), n_jobs=0)
+
+
+def test_multimodal_runs_are_keyed_by_label_and_the_start_is_honoured():
+    from physid.inference.experiments import MultimodalRun, multimodal_experiment, with_sizes
+
+    s = with_sizes(
+        sizes("quick"), n_particles=6, multimodal_iterations=2, multimodal_steps=20, windows=2
+    )
+    runs = (
+        MultimodalRun("sum", "sum", 1.0),
+        MultimodalRun("sum, on reference 1", "sum", 1.0, "reference 0"),
+    )
+    result = multimodal_experiment(s, seed=1, runs=runs)
+    assert list(result.runs) == ["sum", "sum, on reference 1"]
+    for label in result.runs:
+        share = result.share_near(label)
+        assert share.shape == (2,) and np.all((share >= 0) & (share <= 1))
+        assert result.runs[label].final_theta.shape == (6, 2)
+    with pytest.raises(ValueError, match="label"):
+        result.share_near("product")

@@ -29,8 +29,7 @@ def test_multiple_shooting_on_the_data_equals_single_shooting_at_the_truth(refer
     ss = make(references[:1])
     ms = make(references[:1], shooting_windows=4)
     assert ms.dim == 2 + 4 * 3 and ms.n_params == 2
-    x = ms.initial(3)
-    x[:, :2] = ms.limits.normalise(torch.tensor(TRUE[:1]))
+    x = ms.on_reference(ms.limits.normalise(torch.tensor(TRUE[:1])).expand(3, 2))
     torch.testing.assert_close(ms.log_likelihood(x), ss.log_likelihood(x[:, :2]))
     torch.testing.assert_close(
         ms.constraints(x), torch.zeros(3, 12, dtype=torch.float64), atol=1e-9, rtol=0
@@ -82,10 +81,24 @@ def test_gradient_of_the_likelihood_matches_finite_differences(references):
     assert torch.autograd.gradcheck(lambda v: target.log_likelihood(v) / 1e3, (x,), atol=1e-5)
 
 
-def test_sobol_start_is_deterministic_and_inside_the_limits():
+def test_start_shooting_states_follow_each_particles_own_rollout(references):
+    ms = make(references, shooting_windows=4, shooting_spread=0.0)
+    x = ms.initial(5, seed=2)
+    # With no spread, each particle's windows join up: its defects vanish.
+    torch.testing.assert_close(
+        ms.constraints(x), torch.zeros(5, 12, dtype=torch.float64), atol=1e-9, rtol=0
+    )
+    noisy = make(references, shooting_windows=4, shooting_spread=0.1).initial(5, seed=2)
+    spread = (noisy - x)[:, 2:]
+    assert 0.03 < spread.std().item() < 0.3
+    torch.testing.assert_close(noisy[:, :2], x[:, :2])
+
+
+def test_sobol_start_is_seeded_and_inside_the_limits():
     limits = length_limits()
-    a, b = limits.sobol(20), limits.sobol(20)
+    a, b, c = limits.sobol(20, seed=0), limits.sobol(20, seed=0), limits.sobol(20, seed=1)
     np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
     assert limits.contains(a).all() and len(np.unique(a, axis=0)) == 20
     torch.testing.assert_close(
         limits.normalise(limits.denormalise(torch.tensor(a))), torch.tensor(a)
@@ -129,6 +142,8 @@ def test_start_particles_outside_the_limits_are_refused(references):
 
     target = make(references)
     with pytest.raises(ValueError, match="x0: start particles must lie inside"):
-        SVGD(target, n_particles=2, x0=torch.tensor([[0.5, 0.5], [1.5, 0.5]]))
+        SVGD(target, n_particles=2, x0=torch.tensor([[0.5, 0.5], [1.5, 0.5]], dtype=torch.float64))
     with pytest.raises(ValueError, match="x0 must have shape"):
-        SVGD(target, n_particles=2, x0=torch.zeros(2, 3))
+        SVGD(target, n_particles=2, x0=torch.zeros(2, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="x0 must have 2 rows"):
+        SVGD(target, n_particles=2, x0=np.full((1, 2), 0.5))

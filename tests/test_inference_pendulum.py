@@ -183,7 +183,8 @@ def test_batch_shapes_broadcast():
     theta = torch.full((5, 1, 2), 1.5, dtype=torch.float64)
     s0 = torch.zeros(3, 4, dtype=torch.float64)
     assert model.simulate(theta, s0, 7).shape == (5, 3, 7, 4)
-    assert model.tip_positions(theta[:, 0], torch.zeros(5, 7, 4)).shape == (5, 7, 2, 2)
+    states = torch.zeros(5, 7, 4, dtype=torch.float64)
+    assert model.tip_positions(theta[:, 0], states).shape == (5, 7, 2, 2)
 
 
 def test_bad_input_names_the_argument():
@@ -193,10 +194,23 @@ def test_bad_input_names_the_argument():
         DoublePendulum(dt=0.0)
     model = DoublePendulum(compiled=False)
     with pytest.raises(ValueError, match="theta"):
-        model.simulate(torch.ones(3), torch.zeros(4), 5)
+        model.simulate(torch.ones(3, dtype=torch.float64), torch.zeros(4, dtype=torch.float64), 5)
     with pytest.raises(ValueError, match="s0"):
-        model.simulate(torch.ones(2), torch.zeros(3), 5)
+        model.simulate(torch.ones(2, dtype=torch.float64), torch.zeros(3, dtype=torch.float64), 5)
     with pytest.raises(ValueError, match="s0"):
-        model.simulate(torch.ones(2), torch.tensor([math.nan, 0, 0, 0]), 5)
+        nan_state = torch.tensor([math.nan, 0, 0, 0], dtype=torch.float64)
+        model.simulate(torch.ones(2, dtype=torch.float64), nan_state, 5)
     with pytest.raises(ValueError, match="n_steps"):
-        model.simulate(torch.ones(2), torch.zeros(4), 0)
+        model.simulate(torch.ones(2, dtype=torch.float64), torch.zeros(4, dtype=torch.float64), 0)
+
+
+def test_energy_drift_is_measured_against_the_hanging_depth():
+    from physid.inference.experiments import energy_drift, energy_scale, point_mass_model
+
+    model = point_mass_model(compiled=False)
+    theta = torch.tensor([1.5, 2.0], dtype=torch.float64)
+    # g (m1 l1 + m2 (l1 + l2)) with unit masses
+    assert energy_scale(model, theta).item() == pytest.approx(9.81 * (1.5 + 3.5))
+    drift = energy_drift(model, theta, 100)
+    assert 0 < drift < 0.05
+    assert energy_drift(point_mass_model(dt=0.005, compiled=False), theta, 200) < drift

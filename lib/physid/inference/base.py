@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from physid.inference.likelihood import Target
+from physid.progress import progress as progress_bar
+from physid.validate import check_count, check_number, check_positive, check_seed
 
 Tensor = torch.Tensor
 
@@ -34,31 +38,36 @@ class History:
         return self.particles[-1]
 
 
-def _check_count(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
-
-
 class Estimator:
     """Base class: subclasses implement ``_start``, ``_step`` and :attr:`particles`.
 
     Args:
         target: what to sample.
         n_particles: particles (or walkers, or the samples a chain reports).
-        seed: seeds every random draw the estimator makes.
-        x0: start particles (N, dim) inside the limits; default: the Sobol sequence over the
-            limits (particle methods) or the centre of the limits (single-chain MCMC).
+        seed: seeds every random draw the estimator makes, the start particles included.
+        x0: start particles inside the limits, ``(n_particles, dim)`` for a particle method
+            and ``(1, dim)`` for a single chain; default: a Sobol sequence over the limits
+            scrambled by ``seed`` (particle methods) or the centre of the limits (single-chain
+            MCMC), with the target's start for any auxiliary variables.
     """
 
     name = "estimator"
     single_chain = False
 
-    def __init__(self, target: Target, n_particles: int = 100, seed: int = 0, x0=None):
+    def __init__(
+        self, target: Target, n_particles: int = 100, seed: int = 0, x0: Tensor | None = None
+    ):
+        if not isinstance(target, Target):
+            raise TypeError(f"target must be a Target, got {type(target).__name__}")
         self.target = target
-        self.n_particles = _check_count(n_particles, "n_particles")
-        self.seed = _check_count(seed, "seed", 0)
-        self._x0 = None if x0 is None else target.check_particles(x0, "x0")
+        self.n_particles = check_count("n_particles", n_particles)
+        self.seed = check_seed("seed", seed)
+        self._x0 = None
+        if x0 is not None:
+            self._x0 = target.check_particles(x0, "x0")
+            rows, what = (1, "the chain's start") if self.single_chain else (self.n_particles, "N")
+            if self._x0.shape[0] != rows:
+                raise ValueError(f"x0 must have {rows} rows ({what}), got {self._x0.shape[0]}")
         self.iteration = 0
         self.initialised = False
 
@@ -67,12 +76,13 @@ class Estimator:
         """Reset the random state and the particles to the start."""
         self.generator = torch.Generator().manual_seed(self.seed)
         self.rng = np.random.default_rng(self.seed)
+        self._torch_state = torch.Generator().manual_seed(self.seed).get_state()
         if self._x0 is not None:
             x0 = self._x0
         elif self.single_chain:
-            x0 = self.target.centre()[None]
+            x0 = self.target.centre(self.seed)[None]
         else:
-            x0 = self.target.initial(self.n_particles)
+            x0 = self.target.initial(self.n_particles, self.seed)
         self.iteration = 0
         self._start(x0.clone())
         self.initialised = True
@@ -84,34 +94,48 @@ class Estimator:
         self._step()
         self.iteration += 1
 
+    @contextmanager
+    def own_torch_rng(self) -> Iterator[None]:
+        """Run a block that draws from torch's global generator (a network's initial weights,
+        ``Distribution.sample``, pyro) on this estimator's own seeded stream, leaving the
+        caller's global generator as it was."""
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(self._torch_state)
+            yield
+            self._torch_state = torch.get_rng_state()
+
     @property
     def particles(self) -> Tensor:  # pragma: no cover - interface
         """The current particles (N, dim), or a chain's last N samples."""
         raise NotImplementedError
 
     def parameters(self) -> np.ndarray:
-        """The current particles in physical parameter units (N, M) where the target has them."""
-        x = self.particles
-        if hasattr(self.target, "parameters"):
-            return self.target.parameters(x).numpy()
-        return x[:, : self.target.n_params].numpy()
+        """The current particles in the target's parameter units (N, M): physical units for a
+        trajectory likelihood."""
+        return self.target.parameters(self.particles.detach()).numpy()
 
     def run(
-        self, n_iterations: int, record_every: int = 1, progress: bool = True, callback=None
+        self,
+        n_iterations: int,
+        record_every: int = 1,
+        progress: bool = True,
+        callback: Callable[[Estimator], None] | None = None,
     ) -> History:
         """Initialise, then step ``n_iterations`` times, snapshotting every ``record_every``.
 
         The snapshot at iteration 0 is the start. ``callback(estimator)`` runs after each step.
+        The progress bar goes to the terminal (:mod:`physid.progress`), never into a page.
         """
-        from tqdm.auto import tqdm
-
-        n_iterations = _check_count(n_iterations, "n_iterations", 0)
-        record_every = _check_count(record_every, "record_every")
+        n_iterations = check_count("n_iterations", n_iterations, 0)
+        record_every = check_count("record_every", record_every)
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable, got {callback!r}")
         self.initialise()
         history = History(self.name)
         start = time.perf_counter()
         self._record(history, start)
-        for _ in tqdm(range(n_iterations), desc=self.name, disable=not progress, leave=False):
+        bar = progress_bar(range(n_iterations), desc=self.name, disable=not progress)
+        for _ in bar:
             self.step()
             if callback is not None:
                 callback(self)
@@ -155,7 +179,9 @@ class AdaGrad:
     """Liu & Wang's SVGD step rule: AdaGrad with momentum on the squared gradient."""
 
     def __init__(self, stepsize: float, alpha: float = 0.9, eps: float = 1e-6):
-        self.stepsize, self.alpha, self.eps = float(stepsize), float(alpha), float(eps)
+        self.stepsize = check_positive("stepsize", stepsize)
+        self.alpha = check_number("alpha", alpha, low=0.0, high=1.0, high_open=True)
+        self.eps = check_positive("eps", eps)
         self.hist: Tensor | None = None
 
     def __call__(self, direction: Tensor) -> Tensor:

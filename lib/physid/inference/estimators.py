@@ -20,7 +20,9 @@ import numpy as np
 import torch
 
 from physid.inference.base import ChainEstimator, Estimator, Tensor, value_and_grad
+from physid.inference.likelihood import Target, TrajectoryLikelihood
 from physid.inference.svgd import CSVGD, SVGD
+from physid.validate import check_choice, check_count, check_number, check_positive
 
 
 class SGLD(ChainEstimator):
@@ -32,10 +34,19 @@ class SGLD(ChainEstimator):
     name = "SGLD"
 
     def __init__(
-        self, target, n_particles=100, seed=0, x0=None, stepsize=1e-3, alpha=0.99, eps=1e-5
+        self,
+        target: Target,
+        n_particles: int = 100,
+        seed: int = 0,
+        x0: Tensor | None = None,
+        stepsize: float = 1e-3,
+        alpha: float = 0.99,
+        eps: float = 1e-5,
     ):
         super().__init__(target, n_particles, seed, x0)
-        self.stepsize, self.alpha, self.eps = float(stepsize), float(alpha), float(eps)
+        self.stepsize = check_positive("stepsize", stepsize)
+        self.alpha = check_number("alpha", alpha, low=0.0, high=1.0, high_open=True)
+        self.eps = check_positive("eps", eps)
 
     def _start(self, x0: Tensor) -> None:
         super()._start(x0)
@@ -62,12 +73,24 @@ class CEM(Estimator):
 
     name = "CEM"
 
-    def __init__(self, target, n_particles=100, seed=0, x0=None, components=3, elite_fraction=0.2):
+    def __init__(
+        self,
+        target: Target,
+        n_particles: int = 100,
+        seed: int = 0,
+        x0: Tensor | None = None,
+        components: int = 3,
+        elite_fraction: float = 0.2,
+    ):
         super().__init__(target, n_particles, seed, x0)
-        self.components = int(components)
-        if not 0 < elite_fraction <= 1:
-            raise ValueError(f"elite_fraction must be in (0, 1], got {elite_fraction!r}")
-        self.n_elite = max(self.components + 1, int(round(elite_fraction * self.n_particles)))
+        self.components = check_count("components", components)
+        fraction = check_number("elite_fraction", elite_fraction, low=0.0, high=1.0, low_open=True)
+        self.n_elite = max(self.components + 1, int(round(fraction * self.n_particles)))
+        if self.n_elite > self.n_particles:
+            raise ValueError(
+                f"n_particles must be >= components + 1 = {self.components + 1} for CEM's "
+                f"mixture fit, got {self.n_particles}"
+            )
 
     def _start(self, x0: Tensor) -> None:
         self.x = x0
@@ -105,7 +128,9 @@ class Emcee(Estimator):
 
     name = "Emcee"
 
-    def __init__(self, target, n_particles=100, seed=0, x0=None):
+    def __init__(
+        self, target: Target, n_particles: int = 100, seed: int = 0, x0: Tensor | None = None
+    ):
         super().__init__(target, n_particles, seed, x0)
         if self.n_particles < 2 * target.dim:
             raise ValueError(
@@ -151,10 +176,17 @@ class NUTS(ChainEstimator):
     name = "NUTS"
 
     def __init__(
-        self, target, n_particles=100, seed=0, x0=None, warmup_steps=100, max_tree_depth=6
+        self,
+        target: Target,
+        n_particles: int = 100,
+        seed: int = 0,
+        x0: Tensor | None = None,
+        warmup_steps: int = 100,
+        max_tree_depth: int = 6,
     ):
         super().__init__(target, n_particles, seed, x0)
-        self.warmup_steps, self.max_tree_depth = int(warmup_steps), int(max_tree_depth)
+        self.warmup_steps = check_count("warmup_steps", warmup_steps, 0)
+        self.max_tree_depth = check_count("max_tree_depth", max_tree_depth)
 
     def _to_x(self, u: Tensor) -> tuple[Tensor, Tensor]:
         m = self.target.n_params
@@ -165,16 +197,17 @@ class NUTS(ChainEstimator):
         return torch.cat((z, u[..., m:]), -1), log_jac
 
     def _potential(self, params: dict[str, Tensor]) -> Tensor:
-        x, log_jac = self._to_x(params["u"])
+        u = params["u"]
+        if not torch.isfinite(u).all():  # a diverging trajectory: reject it
+            return torch.nan_to_num(u * 0.0, nan=0.0).sum() + 1e30
+        x, log_jac = self._to_x(u)
         value = self.target.log_density(x[None])[0] + log_jac
         return torch.nan_to_num(-value, nan=1e30, posinf=1e30)
 
     def _start(self, x0: Tensor) -> None:
-        import pyro
         from pyro.infer import NUTS as PyroNUTS
 
         super()._start(x0)
-        pyro.set_rng_seed(self.seed)
         m = self.target.n_params
         z = x0[0, :m].clamp(1e-6, 1 - 1e-6)
         u0 = torch.cat((torch.log(z) - torch.log1p(-z), x0[0, m:]))
@@ -186,11 +219,13 @@ class NUTS(ChainEstimator):
             full_mass=False,
         )
         self.kernel.initial_params = {"u": u0}
-        self.kernel.setup(self.warmup_steps)
+        with self.own_torch_rng():
+            self.kernel.setup(self.warmup_steps)
         self.params = {"u": u0}
 
     def _step(self) -> None:
-        self.params = self.kernel.sample(self.params)
+        with self.own_torch_rng():
+            self.params = self.kernel.sample(self.params)
         self._accept(self._to_x(self.params["u"].detach())[0])
 
 
@@ -241,23 +276,26 @@ class BayesSim(Estimator):
 
     def __init__(
         self,
-        target,
-        n_particles=100,
-        seed=0,
-        x0=None,
-        n_simulations=2000,
-        downsample=20,
-        components=3,
-        hidden=24,
-        lr=1e-3,
-        batch_size=200,
+        target: TrajectoryLikelihood,
+        n_particles: int = 100,
+        seed: int = 0,
+        x0: Tensor | None = None,
+        n_simulations: int = 2000,
+        downsample: int = 20,
+        components: int = 3,
+        hidden: int = 24,
+        lr: float = 1e-3,
+        batch_size: int = 200,
     ):
-        super().__init__(target, n_particles, seed, x0)
-        if getattr(target, "windows", None) != 1:
+        if not isinstance(target, TrajectoryLikelihood) or target.windows != 1:
             raise ValueError("target must be a single-shooting TrajectoryLikelihood for BayesSim")
-        self.n_simulations, self.downsample = int(n_simulations), int(downsample)
-        self.components, self.hidden = int(components), int(hidden)
-        self.lr, self.batch_size = float(lr), int(batch_size)
+        super().__init__(target, n_particles, seed, x0)
+        self.n_simulations = check_count("n_simulations", n_simulations, 2)
+        self.downsample = check_count("downsample", downsample, 1, target.n_steps)
+        self.components = check_count("components", components)
+        self.hidden = check_count("hidden", hidden)
+        self.lr = check_positive("lr", lr)
+        self.batch_size = check_count("batch_size", batch_size)
 
     def features(self, trajectories: Tensor) -> Tensor:
         """Every ``downsample``-th standardised state of (…, T+1, 4) trajectories, flattened."""
@@ -266,7 +304,6 @@ class BayesSim(Estimator):
 
     def _start(self, x0: Tensor) -> None:
         m = self.target.n_params
-        torch.manual_seed(self.seed)
         z = torch.rand((self.n_simulations, m), generator=self.generator, dtype=torch.float64)
         theta = self.target.parameters(z)
         trajectories = self.target.rollouts(theta)[:, 0]  # the first reference's start state
@@ -277,7 +314,8 @@ class BayesSim(Estimator):
         self.train_x = (feats - self.feat_mean) / self.feat_std
         observed = self.features(self.target.data)
         self.observed = (observed - self.feat_mean) / self.feat_std
-        self.net = _MDN(self.train_x.shape[1], m, self.components, self.hidden).double()
+        with self.own_torch_rng():
+            self.net = _MDN(self.train_x.shape[1], m, self.components, self.hidden).double()
         self.optimiser = torch.optim.Adam(self.net.parameters(), lr=self.lr)
         self.losses: list[float] = []
         self.x = self._draw()
@@ -300,7 +338,7 @@ class BayesSim(Estimator):
         refs = self.observed.shape[0]
         counts = [self.n_particles // refs + (r < self.n_particles % refs) for r in range(refs)]
         out = []
-        with torch.no_grad():
+        with torch.no_grad(), self.own_torch_rng():
             for r, count in enumerate(counts):
                 if count == 0:
                     continue
@@ -335,8 +373,6 @@ ESTIMATORS: dict[str, type[Estimator]] = {
 }
 
 
-def make_estimator(name: str, target, **options) -> Estimator:
+def make_estimator(name: str, target: Target, **options: object) -> Estimator:
     """The estimator ``name`` (a key of :data:`ESTIMATORS`) on ``target``."""
-    if name not in ESTIMATORS:
-        raise ValueError(f"name must be one of {', '.join(ESTIMATORS)}, got {name!r}")
-    return ESTIMATORS[name](target, **options)
+    return ESTIMATORS[check_choice("name", name, tuple(ESTIMATORS))](target, **options)

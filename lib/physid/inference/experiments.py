@@ -13,16 +13,19 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import torch
 
-from physid.inference.estimators import make_estimator
+from physid.inference.estimators import ESTIMATORS, make_estimator
 from physid.inference.likelihood import Limits, TrajectoryLikelihood
 from physid.inference.metrics import knn_kl, mmd
 from physid.inference.pendulum import SIDEWAYS, DoublePendulum
 from physid.scales import select
+from physid.validate import check_array, check_choice, check_count, check_positive, check_seed
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,52 @@ class Sizes:
     seeds: tuple[int, ...] = (0,)
     n_jobs: int = 1
     compiled: bool = True
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "seeds":
+                object.__setattr__(self, "seeds", _check_seeds(value))
+            elif f.name == "n_jobs":
+                object.__setattr__(self, "n_jobs", _check_jobs(value))
+            elif f.name == "compiled":
+                if not isinstance(value, bool):
+                    raise TypeError(f"compiled must be True or False, got {value!r}")
+            else:
+                object.__setattr__(self, f.name, check_count(f.name, value))
+        if self.n_steps % self.windows:
+            raise ValueError(
+                f"windows must divide n_steps = {self.n_steps}, got windows = {self.windows}"
+            )
+        if self.multimodal_steps % self.windows:
+            raise ValueError(
+                f"windows must divide multimodal_steps = {self.multimodal_steps}, "
+                f"got windows = {self.windows}"
+            )
+
+
+def _check_seeds(seeds: Sequence[int]) -> tuple[int, ...]:
+    if isinstance(seeds, str) or not isinstance(seeds, Sequence) or not seeds:
+        raise ValueError(f"seeds must be a non-empty sequence of seeds, got {seeds!r}")
+    return tuple(check_seed("seeds", seed) for seed in seeds)
+
+
+def _check_jobs(n_jobs: int) -> int:
+    """A joblib job count: a positive int, or -1 for every core."""
+    if check_count("n_jobs", n_jobs, minimum=-1) == 0:
+        raise ValueError(f"n_jobs must be a positive int or -1, got {n_jobs!r}")
+    return int(n_jobs)
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """One torch thread inside the block (each joblib job has a core), restored after."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 #: Sizes per scale. ``paper`` has 100 particles and 2,000 iterations as in the paper, 10,000
@@ -126,6 +175,11 @@ PRIOR = (0.5, 5.0)
 SIGMA_OBS = 0.1
 #: The two settings of the multimodal experiment (read off the paper's Fig. 6).
 MODES = ((1.7, 1.5), (3.75, 3.9))
+#: Final parameter KL of each estimator in the paper's synthetic experiment, read off its
+#: convergence figure (approximate).
+PAPER_KL: dict[str, float] = {"SVGD": 0.2, "Emcee": 1.5, "SGLD": 3.0, "NUTS": 3.0, "CEM": 14.0}
+#: Masses (kg) of the synthetic pendulum's point masses.
+POINT_MASSES = (1.0, 1.0)
 
 #: Hyperparameters per estimator (the iteration counts come from :class:`Sizes`).
 OPTIONS: dict[str, dict] = {
@@ -151,9 +205,27 @@ def point_mass_model(dt: float = 0.01, compiled: bool | None = None) -> DoublePe
         ("l1", "l2"),
         dt=dt,
         point_mass=True,
-        fixed={"m1": 1.0, "m2": 1.0, "d1": 0.0, "d2": 0.0},
+        fixed={"m1": POINT_MASSES[0], "m2": POINT_MASSES[1], "d1": 0.0, "d2": 0.0},
         compiled=compiled,
     )
+
+
+def energy_scale(model: DoublePendulum, theta: torch.Tensor) -> torch.Tensor:
+    """``g (m1 l1 + m2 (l1 + l2))`` (J): how far the potential energy of the point-mass pendulum
+    lies below that of the pivot when it hangs straight down, a physical energy scale (the total
+    energy itself may be near zero, as it is for the sideways start)."""
+    p = model.physical(model.check_theta(theta))
+    return model.gravity * (p["m1"] * p["l1"] + p["m2"] * (p["l1"] + p["l2"]))
+
+
+def energy_drift(model: DoublePendulum, theta: torch.Tensor, n_steps: int) -> float:
+    """The largest change of the total energy over ``n_steps`` from the sideways start, as a
+    fraction of :func:`energy_scale` (``max_t |E_t − E_0| / (g (m1 l1 + m2 (l1 + l2)))``)."""
+    s0 = torch.tensor(SIDEWAYS, dtype=torch.float64)
+    with torch.no_grad():
+        states = torch.cat((s0[None], model.simulate(theta, s0, n_steps)))
+        energy = model.energy(theta, states)
+    return float((energy - energy[0]).abs().max() / energy_scale(model, theta))
 
 
 def length_limits() -> Limits:
@@ -199,9 +271,16 @@ class SyntheticProblem:
         )
 
 
+def _check_sizes(s: Sizes) -> Sizes:
+    if not isinstance(s, Sizes):
+        raise TypeError(f"s must be a Sizes (see SIZES), got {type(s).__name__}")
+    return s
+
+
 def synthetic_problem(s: Sizes, seed: int = 0) -> SyntheticProblem:
     """Reference trajectories from ``n_references`` draws of the truth Gaussian."""
-    rng = np.random.default_rng(seed)
+    s = _check_sizes(s)
+    rng = np.random.default_rng(check_seed("seed", seed))
     mean, cov = np.asarray(TRUTH_MEAN), truth_covariance()
     theta_refs = rng.multivariate_normal(mean, cov, s.n_references)
     truth = rng.multivariate_normal(mean, cov, s.truth_samples)
@@ -212,7 +291,8 @@ def synthetic_problem(s: Sizes, seed: int = 0) -> SyntheticProblem:
 
 def estimator_settings(name: str, s: Sizes) -> tuple[int, int, dict, dict]:
     """(iterations, windows, target options, estimator options) of ``name`` at sizes ``s``."""
-    options = dict(OPTIONS[name])
+    s = _check_sizes(s)
+    options = dict(OPTIONS[check_choice("name", name, tuple(ESTIMATORS))])
     iterations, windows, target = s.iterations, 1, {"defects": "likelihood"}
     if name == "CSVGD":
         windows, target = s.windows, {"defects": "constraint"}
@@ -258,6 +338,7 @@ class EstimatorRun:
 
 def evaluate(problem: SyntheticProblem, theta: np.ndarray) -> tuple[float, float, float, float]:
     """Parameter KL(truth ‖ particles), trajectory MMD, mean log-likelihood, share outside."""
+    theta = check_array("theta", theta, shape=(None, problem.limits.dim))
     target = problem.target()
     inside = problem.limits.contains(theta)
     outside = 1.0 - float(inside.mean())
@@ -276,16 +357,17 @@ def evaluate(problem: SyntheticProblem, theta: np.ndarray) -> tuple[float, float
 def run_estimator(
     name: str, s: Sizes, seed: int = 0, problem_seed: int = 0, progress: bool = False
 ) -> EstimatorRun:
-    """Run one estimator on the synthetic problem and evaluate every snapshot."""
-    torch.set_num_threads(1)
-    problem = synthetic_problem(s, problem_seed)
+    """Run one estimator on the synthetic problem and evaluate every snapshot (one thread)."""
     iterations, windows, target_options, options = estimator_settings(name, s)
-    target = problem.target(windows=windows, **target_options)
-    estimator = make_estimator(name, target, n_particles=s.n_particles, seed=seed, **options)
-    every = max(1, min(s.record_every, iterations // 10 or 1))
-    history = estimator.run(iterations, record_every=every, progress=progress)
-    thetas = [target.parameters(torch.as_tensor(p)).numpy() for p in history.particles]
-    metrics = np.array([evaluate(problem, th) for th in thetas])
+    seed = check_seed("seed", seed)
+    with _one_thread():
+        problem = synthetic_problem(s, problem_seed)
+        target = problem.target(windows=windows, **target_options)
+        estimator = make_estimator(name, target, n_particles=s.n_particles, seed=seed, **options)
+        every = max(1, min(s.record_every, iterations // 10 or 1))
+        history = estimator.run(iterations, record_every=every, progress=progress)
+        thetas = [target.parameters(torch.as_tensor(p)).numpy() for p in history.particles]
+        metrics = np.array([evaluate(problem, th) for th in thetas])
     extra = {}
     if name == "BayesSim":
         extra["losses"] = list(estimator.losses)
@@ -303,12 +385,6 @@ def run_estimator(
     )
 
 
-def _check_jobs(n_jobs) -> int:
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
-        raise ValueError(f"n_jobs must be a positive int or -1, got {n_jobs!r}")
-    return n_jobs
-
-
 def compare_estimators(
     s: Sizes,
     names: tuple[str, ...],
@@ -323,8 +399,13 @@ def compare_estimators(
     """
     from joblib import Parallel, delayed
 
+    s = _check_sizes(s)
+    if isinstance(names, str) or not names:
+        raise ValueError(f"names must be a non-empty sequence of estimator names, got {names!r}")
+    names = tuple(check_choice("names", name, tuple(ESTIMATORS)) for name in names)
     n_jobs = _check_jobs(n_jobs)
-    seeds = s.seeds if seeds is None else tuple(seeds)
+    problem_seed = check_seed("problem_seed", problem_seed)
+    seeds = s.seeds if seeds is None else _check_seeds(seeds)
     jobs = [(name, seed) for seed in seeds for name in names]
     return Parallel(n_jobs=n_jobs)(
         delayed(run_estimator)(name, s, seed, problem_seed) for name, seed in jobs
@@ -342,7 +423,7 @@ class Landscape:
 
     def local_maxima(self, windows: int) -> int:
         """Strict local maxima of the grid (8-neighbourhood, interior points)."""
-        z = self.loglik[windows]
+        z = self.loglik[check_choice("windows", windows, tuple(self.loglik))]
         core = z[1:-1, 1:-1]
         is_max = np.ones_like(core, dtype=bool)
         for di in (-1, 0, 1):
@@ -360,6 +441,11 @@ def likelihood_landscape(
     For multiple shooting the shooting states sit on the reference (the data), so the surface
     shows what the parameters alone do to the fit within each window.
     """
+    s = _check_sizes(s)
+    if isinstance(windows, int) or not windows:
+        raise ValueError(f"windows must be a non-empty sequence of window counts, got {windows!r}")
+    windows = tuple(check_count("windows", w) for w in windows)
+    truth = tuple(check_array("truth", truth, shape=(2,), positive=True))
     model = point_mass_model(compiled=s.compiled)
     limits = length_limits()
     ref = simulate_references(model, np.array([truth]), s.n_steps)
@@ -369,8 +455,7 @@ def likelihood_landscape(
     out = {}
     for w in windows:
         target = TrajectoryLikelihood(model, ref, limits, sigma_obs=SIGMA_OBS, shooting_windows=w)
-        x = target.initial(len(theta))
-        x[:, :2] = limits.normalise(theta)
+        x = target.on_reference(limits.normalise(theta))
         values = []
         with torch.no_grad():
             for chunk in torch.split(x, 2048):
@@ -381,7 +466,7 @@ def likelihood_landscape(
 
 @dataclass
 class MultimodalResult:
-    """CSVGD on two references from two settings, with the product and the sum likelihood."""
+    """CSVGD on two references from two settings, per likelihood, bandwidth and start."""
 
     modes: np.ndarray
     references: torch.Tensor
@@ -390,23 +475,42 @@ class MultimodalResult:
 
     def share_near(self, label: str) -> np.ndarray:
         """The share of the run's final particles within ``radius`` of each true mode."""
-        theta = self.runs[label].final_theta
+        theta = self.runs[check_choice("label", label, tuple(self.runs))].final_theta
         d = np.linalg.norm(theta[:, None] - self.modes[None], axis=-1)
         return (d < self.radius).mean(0)
 
 
-#: The multimodal runs, as (label, likelihood combination, bandwidth scale). With Liu & Wang's
-#: median bandwidth the kernel couples the two modes' particles (see the chapter), so the
-#: comparison uses a bandwidth 10× smaller and keeps the median run as an ablation.
-MULTIMODAL_RUNS = (("product", "product", 0.1), ("sum", "sum", 0.1), ("sum, median", "sum", 1.0))
+@dataclass(frozen=True)
+class MultimodalRun:
+    """One CSVGD run of the multimodal experiment.
+
+    ``start`` places the start shooting states: ``"rollout"`` on each particle's own rollout
+    (with the target's spread), which favours no reference; ``"reference 0"`` on the first
+    reference for every particle.
+    """
+
+    label: str
+    combine: str
+    bandwidth_scale: float
+    start: str = "rollout"
 
 
-def _multimodal_run(combine: str, scale: float, s: Sizes, seed: int) -> EstimatorRun:
-    torch.set_num_threads(1)
+#: The multimodal runs: the product and the sum likelihood with Liu & Wang's median bandwidth,
+#: the sum with 0.1 × that bandwidth, all from a start that favours no mode; and the sum with
+#: every particle's shooting states started on the first reference.
+MULTIMODAL_RUNS: tuple[MultimodalRun, ...] = (
+    MultimodalRun("product", "product", 1.0),
+    MultimodalRun("sum", "sum", 1.0),
+    MultimodalRun("sum, h × 0.1", "sum", 0.1),
+    MultimodalRun("sum, started on reference 1", "sum", 1.0, "reference 0"),
+)
+
+def multimodal_target(s: Sizes, combine: str) -> TrajectoryLikelihood:
+    """The two-reference target of the multimodal experiment (CSVGD's defect constraints)."""
+    s = _check_sizes(s)
     model = point_mass_model(compiled=s.compiled)
-    modes = np.asarray(MODES)
-    refs = simulate_references(model, modes, s.multimodal_steps)
-    target = TrajectoryLikelihood(
+    refs = simulate_references(model, np.asarray(MODES), s.multimodal_steps)
+    return TrajectoryLikelihood(
         model,
         refs,
         length_limits(),
@@ -415,14 +519,26 @@ def _multimodal_run(combine: str, scale: float, s: Sizes, seed: int) -> Estimato
         shooting_windows=s.windows,
         defects="constraint",
     )
-    options = {**OPTIONS["CSVGD"], "bandwidth_scale": scale}
-    estimator = make_estimator("CSVGD", target, n_particles=s.n_particles, seed=seed, **options)
-    iterations = s.multimodal_iterations
-    history = estimator.run(iterations, record_every=max(1, iterations // 20), progress=False)
-    thetas = [target.parameters(torch.as_tensor(p)).numpy() for p in history.particles]
+
+
+def _multimodal_run(run: MultimodalRun, s: Sizes, seed: int) -> EstimatorRun:
+    with _one_thread():
+        target = multimodal_target(s, run.combine)
+        x0 = None
+        if run.start != "rollout":
+            z = target.initial(s.n_particles, seed)[:, : target.n_params]
+            x0 = target.on_reference(z, int(run.start.split()[-1]))
+        options = {**OPTIONS["CSVGD"], "bandwidth_scale": run.bandwidth_scale}
+        estimator = make_estimator(
+            "CSVGD", target, n_particles=s.n_particles, seed=seed, x0=x0, **options
+        )
+        iterations = s.multimodal_iterations
+        every = max(1, iterations // 20)
+        history = estimator.run(iterations, record_every=every, progress=False)
+        thetas = [target.parameters(torch.as_tensor(p)).numpy() for p in history.particles]
     nan = np.full(len(thetas), math.nan)
     return EstimatorRun(
-        f"CSVGD ({combine}, h × {scale:g})",
+        f"CSVGD ({run.label})",
         seed,
         np.array(history.iterations),
         np.array(history.seconds),
@@ -435,22 +551,29 @@ def _multimodal_run(combine: str, scale: float, s: Sizes, seed: int) -> Estimato
 
 
 def multimodal_experiment(
-    s: Sizes, seed: int = 0, n_jobs: int = 1, radius: float = 0.4
+    s: Sizes,
+    seed: int = 0,
+    n_jobs: int = 1,
+    radius: float = 0.4,
+    runs: Sequence[MultimodalRun] = MULTIMODAL_RUNS,
 ) -> MultimodalResult:
-    """CSVGD with the product and the sum likelihood on the two references (joblib jobs).
-
-    The runs are :data:`MULTIMODAL_RUNS`, keyed by their labels.
-    """
+    """CSVGD on the two references, one ``joblib`` job per run of ``runs`` (keyed by label)."""
     from joblib import Parallel, delayed
 
+    s = _check_sizes(s)
+    seed = check_seed("seed", seed)
     n_jobs = _check_jobs(n_jobs)
-    runs = Parallel(n_jobs=n_jobs)(
-        delayed(_multimodal_run)(combine, scale, s, seed) for _, combine, scale in MULTIMODAL_RUNS
-    )
-    model = point_mass_model(compiled=s.compiled)
-    refs = simulate_references(model, np.asarray(MODES), s.multimodal_steps)
-    labels = [label for label, _, _ in MULTIMODAL_RUNS]
-    return MultimodalResult(np.asarray(MODES), refs, dict(zip(labels, runs, strict=True)), radius)
+    radius = check_positive("radius", radius)
+    if not runs or not all(isinstance(r, MultimodalRun) for r in runs):
+        raise ValueError(f"runs must be a non-empty sequence of MultimodalRun, got {runs!r}")
+    for r in runs:
+        check_choice("combine", r.combine, ("sum", "product"))
+        check_positive("bandwidth_scale", r.bandwidth_scale)
+        check_choice("start", r.start, ("rollout", "reference 0", "reference 1"))
+    done = Parallel(n_jobs=n_jobs)(delayed(_multimodal_run)(r, s, seed) for r in runs)
+    refs = multimodal_target(s, "sum").data
+    labels = [r.label for r in runs]
+    return MultimodalResult(np.asarray(MODES), refs, dict(zip(labels, done, strict=True)), radius)
 
 
 def with_sizes(s: Sizes, **changes) -> Sizes:

@@ -5,7 +5,7 @@ Every estimator in :mod:`physid.inference.estimators` works on a :class:`Target`
 the unit box of their limits (``z = (θ − θ_min) / (θ_max − θ_min)``), followed by any auxiliary
 variables (the shooting states of multiple shooting, in standardised state units). A target
 gives the log-likelihood (differentiable), the box prior, the equality constraints CSVGD
-enforces, and start particles (a Sobol sequence over the limits).
+enforces, and start particles (a scrambled Sobol sequence over the limits, seeded).
 
 :class:`TrajectoryLikelihood` is the paper's likelihood: Gaussian in (standardised) trajectory
 space, by single shooting or by multiple shooting with defect constraints, over one or several
@@ -24,6 +24,15 @@ import torch
 from scipy.stats import qmc
 
 from physid.inference.pendulum import DoublePendulum
+from physid.validate import (
+    check_array,
+    check_choice,
+    check_count,
+    check_nonnegative,
+    check_positive,
+    check_seed,
+    check_tensor,
+)
 
 Tensor = torch.Tensor
 
@@ -37,8 +46,10 @@ class Limits:
     upper: np.ndarray
 
     def __post_init__(self) -> None:
-        lower = np.asarray(self.lower, dtype=float).reshape(-1)
-        upper = np.asarray(self.upper, dtype=float).reshape(-1)
+        lower = check_array("lower", self.lower, finite=False).reshape(-1)
+        upper = check_array("upper", self.upper, finite=False).reshape(-1)
+        if isinstance(self.names, str) or not all(isinstance(n, str) for n in self.names):
+            raise TypeError(f"names must be a sequence of parameter names, got {self.names!r}")
         object.__setattr__(self, "names", tuple(self.names))
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "upper", upper)
@@ -76,17 +87,13 @@ class Limits:
         z = torch.as_tensor(z, dtype=torch.float64)
         return _t(self.lower).to(z) + _t(self.width).to(z) * z
 
-    def sobol(self, n: int) -> np.ndarray:
-        """``n`` points of the unscrambled Sobol sequence over the box (physical units).
+    def sobol(self, n: int, seed: int = 0) -> np.ndarray:
+        """``n`` points of a Sobol sequence over the box (physical units), scrambled by ``seed``.
 
-        The sequence starts at the corner ``lower``; we skip that first point, so the points
-        are the 2nd to the (n+1)-th.
+        The paper starts its particles on the unscrambled sequence; scrambling (Owen's) keeps
+        its even cover of the box and lets the seed choose the start.
         """
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
-        sampler = qmc.Sobol(self.dim, scramble=False)
-        points = sampler.random(_pow2(n + 1))[1 : n + 1]
-        return self.lower + self.width * points
+        return self.lower + self.width * sobol_points(self.dim, n, seed)
 
     def contains(self, theta) -> np.ndarray:
         theta = np.asarray(theta, dtype=float)
@@ -95,6 +102,14 @@ class Limits:
 
 def _pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
+
+
+def sobol_points(dim: int, n: int, seed: int) -> np.ndarray:
+    """The first ``n`` points (n, dim) in the unit cube of a Sobol sequence scrambled by
+    ``seed``."""
+    dim, n = check_count("dim", dim), check_count("n", n)
+    sampler = qmc.Sobol(dim, scramble=True, seed=check_seed("seed", seed))
+    return sampler.random(_pow2(n))[:n]
 
 
 def _t(x) -> Tensor:
@@ -113,53 +128,78 @@ class Target:
     #: the first ``n_params`` entries of ``x`` are the normalised parameters
     n_params: int
 
-    def log_likelihood(self, x: Tensor) -> Tensor:  # pragma: no cover - interface
-        """The log-likelihood of each particle (N,), differentiable in ``x``."""
+    def log_likelihood(self, x: Tensor) -> Tensor:
+        """The log-likelihood of each particle (N,), differentiable in ``x`` (N, dim)."""
+        return self._log_likelihood(self.check_x(x))
+
+    def _log_likelihood(self, x: Tensor) -> Tensor:  # pragma: no cover - interface
         raise NotImplementedError
 
     def log_prior(self, x: Tensor) -> Tensor:
         """0 inside the unit box of the parameter block, ``-inf`` outside."""
-        z = x[..., : self.n_params]
+        z = self.check_x(x)[..., : self.n_params]
         inside = ((z >= 0) & (z <= 1)).all(-1)
         return torch.where(inside, 0.0, -math.inf).to(x.dtype)
 
     def log_density(self, x: Tensor) -> Tensor:
         """The log-likelihood (and, for non-constrained samplers, the defect likelihood)."""
-        return self.log_likelihood(x)
+        return self._log_density(self.check_x(x))
+
+    def _log_density(self, x: Tensor) -> Tensor:
+        return self._log_likelihood(x)
 
     def constraints(self, x: Tensor) -> Tensor:
         """Equality constraints ``g(x) = 0`` that CSVGD enforces besides the limits: (N, C)."""
-        return x.new_zeros(x.shape[:-1] + (0,))
+        return self.density_and_constraints(x)[1]
+
+    def density_and_constraints(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """:meth:`log_density` and :meth:`constraints` (N, C) from one evaluation."""
+        x = self.check_x(x)
+        return self._log_density(x), x.new_zeros(x.shape[:-1] + (0,))
 
     def limit_violation(self, x: Tensor) -> Tensor:
         """``g_lim = clamp(z, 0, 1) − z`` on the parameter block (zero inside the box)."""
-        z = x[..., : self.n_params]
+        z = self.check_x(x)[..., : self.n_params]
         return z.clamp(0.0, 1.0) - z
 
     def project(self, x: Tensor) -> Tensor:
         """``x`` with the parameter block clamped into the unit box."""
+        x = self.check_x(x)
         return torch.cat((x[..., : self.n_params].clamp(0.0, 1.0), x[..., self.n_params :]), -1)
 
-    def initial(self, n: int) -> Tensor:
-        """``n`` start particles: the Sobol sequence over the box (no auxiliary variables)."""
-        if self.dim != self.n_params:
-            raise NotImplementedError("targets with auxiliary variables override initial()")
-        sampler = qmc.Sobol(self.n_params, scramble=False)
-        return torch.as_tensor(sampler.random(_pow2(n + 1))[1 : n + 1], dtype=torch.float64)
+    def initial(self, n: int, seed: int = 0) -> Tensor:
+        """``n`` start particles: parameters on a Sobol sequence over the box scrambled by
+        ``seed``, then :meth:`auxiliary` (none here)."""
+        z = torch.as_tensor(sobol_points(self.n_params, n, seed), dtype=torch.float64)
+        return torch.cat((z, self.auxiliary(z, seed)), 1)
 
-    def centre(self) -> Tensor:
-        """The single-chain start: the centre of the box (auxiliary variables from initial)."""
-        x = self.initial(1)[0].clone()
-        x[: self.n_params] = 0.5
-        return x
+    def centre(self, seed: int = 0) -> Tensor:
+        """The single-chain start (dim,): the centre of the box, then :meth:`auxiliary`."""
+        z = torch.full((1, self.n_params), 0.5, dtype=torch.float64)
+        return torch.cat((z, self.auxiliary(z, seed)), 1)[0]
+
+    def auxiliary(self, z: Tensor, seed: int = 0) -> Tensor:
+        """Start values (N, dim − n_params) of the auxiliary variables for parameters ``z``."""
+        if self.dim != self.n_params:  # pragma: no cover - interface
+            raise NotImplementedError("targets with auxiliary variables override auxiliary()")
+        return z.new_zeros((z.shape[0], 0))
+
+    def parameters(self, x: Tensor) -> Tensor:
+        """The parameters (N, n_params) of the particles ``x``: here the normalised ones."""
+        return self.check_x(x)[..., : self.n_params]
+
+    def check_x(self, x: Tensor, name: str = "x") -> Tensor:
+        """``x`` as an (N, dim) float64 tensor of finite values, else an error naming it.
+
+        A torch tensor must be float64 (a TypeError otherwise); arrays are converted.
+        """
+        if not isinstance(x, torch.Tensor):
+            x = torch.from_numpy(check_array(name, x))
+        return check_tensor(name, x, shape=(None, self.dim), dtype=torch.float64)
 
     def check_particles(self, x: Tensor, name: str = "x0") -> Tensor:
         """``x`` as an (N, dim) float64 tensor inside the limits, else a ValueError naming it."""
-        x = torch.as_tensor(x, dtype=torch.float64)
-        if x.ndim != 2 or x.shape[1] != self.dim:
-            raise ValueError(f"{name} must have shape (N, {self.dim}), got {tuple(x.shape)}")
-        if not torch.isfinite(x).all():
-            raise ValueError(f"{name} must be finite")
+        x = self.check_x(x, name)
         if not torch.isfinite(self.log_prior(x)).all():
             raise ValueError(f"{name}: start particles must lie inside the parameter limits")
         return x
@@ -169,16 +209,23 @@ class GaussianTarget(Target):
     """A Gaussian ``N(mean, cov)`` on the unit box (for tests: it should sit well inside)."""
 
     def __init__(self, mean: Sequence[float], cov: Sequence[Sequence[float]]):
+        mean = check_array("mean", mean, shape=(None,))
+        cov = check_array("cov", cov, shape=(mean.size, mean.size))
+        if mean.size == 0:
+            raise ValueError("mean must have at least one entry")
+        if not (np.allclose(cov, cov.T) and np.linalg.eigvalsh(cov).min() > 0):
+            raise ValueError(f"cov must be symmetric positive definite, got {cov.tolist()}")
         self.mean = torch.as_tensor(mean, dtype=torch.float64)
         self.cov = torch.as_tensor(cov, dtype=torch.float64)
         self.dim = self.n_params = self.mean.numel()
         self._dist = torch.distributions.MultivariateNormal(self.mean, self.cov)
 
-    def log_likelihood(self, x: Tensor) -> Tensor:
+    def _log_likelihood(self, x: Tensor) -> Tensor:
         return self._dist.log_prob(x)
 
     def sample(self, n: int, seed: int = 0) -> Tensor:
-        generator = torch.Generator().manual_seed(seed)
+        n = check_count("n", n)
+        generator = torch.Generator().manual_seed(check_seed("seed", seed))
         z = torch.randn((n, self.dim), generator=generator, dtype=torch.float64)
         return self.mean + z @ torch.linalg.cholesky(self.cov).T
 
@@ -187,14 +234,22 @@ class MixtureTarget(Target):
     """An equal-weight mixture of isotropic Gaussians (for tests of mode coverage)."""
 
     def __init__(self, means: Sequence[Sequence[float]], std: float):
+        means = check_array("means", means, shape=(None, None))
+        if means.size == 0:
+            raise ValueError("means must hold at least one mean of at least one entry")
         self.means = torch.as_tensor(means, dtype=torch.float64)
-        self.std = float(std)
+        self.std = check_positive("std", std)
         self.dim = self.n_params = self.means.shape[1]
 
-    def log_likelihood(self, x: Tensor) -> Tensor:
+    def _log_likelihood(self, x: Tensor) -> Tensor:
         d2 = ((x[..., None, :] - self.means) ** 2).sum(-1) / self.std**2
         log_norm = -0.5 * self.dim * math.log(2 * math.pi * self.std**2)
         return torch.logsumexp(-0.5 * d2 + log_norm, -1) - math.log(len(self.means))
+
+
+#: The default spread (standardised state units) of the start shooting states around each
+#: particle's own rollout: about one σ_def, so the defects start at the scale they are held to.
+SHOOTING_SPREAD = 0.1
 
 
 def check_trajectories(trajectories, name: str = "trajectories") -> Tensor:
@@ -245,6 +300,8 @@ class TrajectoryLikelihood(Target):
             negative, so its multipliers can only grow; the signed form lets them settle.
         state_scale: ``(mean, std)`` of the four state dimensions for the standardisation;
             default: over the reference trajectories.
+        shooting_spread: the spread (standard deviation, standardised state units) of the
+            start shooting states around each particle's own rollout (see :meth:`auxiliary`).
 
     States are standardised by the mean and standard deviation of each state dimension over
     the reference trajectories (we divide by σ, not σ²).
@@ -262,69 +319,63 @@ class TrajectoryLikelihood(Target):
         sigma_def: float = 0.1,
         defect_form: str = "vector",
         state_scale: tuple | None = None,
+        shooting_spread: float = SHOOTING_SPREAD,
     ):
+        if not isinstance(model, DoublePendulum):
+            raise TypeError(f"model must be a DoublePendulum, got {type(model).__name__}")
+        if not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
         if tuple(model.names) != tuple(limits.names):
             raise ValueError(
                 f"limits name the parameters {limits.names}, the model estimates {model.names}"
             )
-        if combine not in ("sum", "product"):
-            raise ValueError(f"combine must be 'sum' or 'product', got {combine!r}")
-        if defects not in ("constraint", "likelihood"):
-            raise ValueError(f"defects must be 'constraint' or 'likelihood', got {defects!r}")
-        if defect_form not in ("vector", "squared"):
-            raise ValueError(f"defect_form must be 'vector' or 'squared', got {defect_form!r}")
-        self.defect_form = defect_form
-        for label, value in (("sigma_obs", sigma_obs), ("sigma_def", sigma_def)):
-            if not (isinstance(value, int | float) and value > 0 and math.isfinite(value)):
-                raise ValueError(f"{label} must be a positive number, got {value!r}")
+        self.combine = check_choice("combine", combine, ("sum", "product"))
+        self.defects = check_choice("defects", defects, ("constraint", "likelihood"))
+        self.defect_form = check_choice("defect_form", defect_form, ("vector", "squared"))
+        self.sigma_obs = check_positive("sigma_obs", sigma_obs)
+        self.sigma_def = check_positive("sigma_def", sigma_def)
+        self.shooting_spread = check_nonnegative("shooting_spread", shooting_spread)
         data = check_trajectories(trajectories)
         n_steps = data.shape[1] - 1
-        if (
-            isinstance(shooting_windows, bool)
-            or not isinstance(shooting_windows, int)
-            or not 1 <= shooting_windows <= n_steps
-            or n_steps % shooting_windows
-        ):
+        windows = check_count("shooting_windows", shooting_windows, maximum=n_steps)
+        if n_steps % windows:
             raise ValueError(
-                f"shooting_windows must be a positive int dividing the {n_steps} steps, "
-                f"got {shooting_windows!r}"
+                f"shooting_windows must divide the {n_steps} steps, got {shooting_windows!r}"
             )
-        if shooting_windows > 1 and not torch.allclose(
-            data[:, 0], data[:1, 0].expand_as(data[:, 0])
-        ):
+        if windows > 1 and not torch.allclose(data[:, 0], data[:1, 0].expand_as(data[:, 0])):
             raise ValueError(
                 "trajectories must share one start state for multiple shooting over several "
                 "references"
             )
         self.model, self.limits, self.data = model, limits, data
-        self.sigma_obs, self.sigma_def = float(sigma_obs), float(sigma_def)
-        self.combine, self.defects = combine, defects
-        self.windows = shooting_windows
-        self.n_steps, self.horizon = n_steps, n_steps // shooting_windows
+        self.windows = windows
+        self.n_steps, self.horizon = n_steps, n_steps // windows
         if state_scale is None:
             flat = data.reshape(-1, 4)
             state_scale = (flat.mean(0), flat.std(0))
-        mean, std = (torch.as_tensor(np.asarray(v, dtype=float)) for v in state_scale)
-        if mean.shape != (4,) or std.shape != (4,) or not torch.all(std > 0):
-            raise ValueError("state_scale must be (mean, std) of 4 entries each, std > 0")
-        self.state_mean, self.state_std = mean, std.clamp_min(1e-8)
+        if not isinstance(state_scale, tuple | list) or len(state_scale) != 2:
+            raise ValueError(f"state_scale must be a pair (mean, std), got {state_scale!r}")
+        mean = check_array("state_scale mean", state_scale[0], shape=(4,))
+        std = check_array("state_scale std", state_scale[1], shape=(4,), positive=True)
+        self.state_mean, self.state_std = torch.as_tensor(mean), torch.as_tensor(std)
         self.observed = self.standardise(data[:, 1:])  # (R, T, 4)
         self.n_params = limits.dim
-        self.n_shoot = 4 * (shooting_windows - 1)
+        self.n_shoot = 4 * (windows - 1)
         self.dim = self.n_params + self.n_shoot
+        self._boundaries = torch.arange(1, windows) * self.horizon - 1  # index of s_{w h}
 
     # -- coordinates -----------------------------------------------------------------------
     def standardise(self, states: Tensor) -> Tensor:
+        """States (..., 4) in standardised units: each dimension less its mean, over its std."""
         return (states - self.state_mean) / self.state_std
 
     def unstandardise(self, states: Tensor) -> Tensor:
+        """The inverse of :meth:`standardise`."""
         return self.state_mean + self.state_std * states
 
     def parameters(self, x: Tensor) -> Tensor:
         """Physical parameters (N, M) of the particles ``x``."""
-        return self.limits.denormalise(
-            torch.as_tensor(x, dtype=torch.float64)[..., : self.n_params]
-        )
+        return self.limits.denormalise(self.check_x(x, "x")[..., : self.n_params])
 
     def shooting_states(self, x: Tensor) -> Tensor:
         """The start states (N, W−1, 4) of windows 2…W, in physical units."""
@@ -334,15 +385,16 @@ class TrajectoryLikelihood(Target):
     # -- simulation ------------------------------------------------------------------------
     def _simulate_windows(self, x: Tensor) -> tuple[Tensor, Tensor | None]:
         """Predicted standardised states (N, R', T, 4) and the defects (N, W−1, 4) or None."""
-        theta = self.parameters(x)
+        theta = self.limits.denormalise(x[..., : self.n_params])
         s0 = self.data[:, 0]  # (R, 4)
+        simulate = self.model.simulate_unchecked
         if self.windows == 1:
-            pred = self.model.simulate(theta[:, None, :], s0[None], self.n_steps)  # (N, R, T, 4)
+            pred = simulate(theta[:, None, :], s0[None], self.n_steps)  # (N, R, T, 4)
             return self.standardise(pred), None
         starts = torch.cat(
             (s0[:1].expand(x.shape[0], 1, 4), self.shooting_states(x)), 1
         )  # (N, W, 4)
-        pred = self.model.simulate(theta[:, None, :], starts, self.horizon)  # (N, W, h, 4)
+        pred = simulate(theta[:, None, :], starts, self.horizon)  # (N, W, h, 4)
         pred = self.standardise(pred)
         defects = x[:, self.n_params :].reshape(-1, self.windows - 1, 4) - pred[:, :-1, -1]
         return pred.reshape(x.shape[0], 1, self.n_steps, 4), defects
@@ -359,52 +411,72 @@ class TrajectoryLikelihood(Target):
             return per_ref.sum(-1)
         return torch.logsumexp(per_ref, -1) - math.log(per_ref.shape[-1])
 
-    def log_likelihood(self, x: Tensor) -> Tensor:
+    def _log_likelihood(self, x: Tensor) -> Tensor:
         pred, _ = self._simulate_windows(x)
         return self._combine(self._per_reference(pred))
 
-    def log_density(self, x: Tensor) -> Tensor:
-        pred, defects = self._simulate_windows(x)
-        value = self._combine(self._per_reference(pred))
-        if defects is not None and self.defects == "likelihood":
-            value = value - 0.5 * (defects**2).sum((-1, -2)) / self.sigma_def**2
-        return value
+    def _log_density(self, x: Tensor) -> Tensor:
+        return self._density_and_constraints(x)[0]
 
     def _defect_constraints(self, defects: Tensor) -> Tensor:
         if self.defect_form == "squared":
             return (defects**2).sum(-1) / self.sigma_def**2
         return defects.reshape(defects.shape[0], -1) / self.sigma_def
 
-    def constraints(self, x: Tensor) -> Tensor:
-        """The defect constraints (N, C) for CSVGD (none for single shooting)."""
-        return self.density_and_constraints(x)[1]
-
     def density_and_constraints(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """:meth:`log_density` and :meth:`constraints` from one simulation."""
+        return self._density_and_constraints(self.check_x(x))
+
+    def _density_and_constraints(self, x: Tensor) -> tuple[Tensor, Tensor]:
         pred, defects = self._simulate_windows(x)
         value = self._combine(self._per_reference(pred))
+        none = x.new_zeros(x.shape[:-1] + (0,))
         if defects is None:
-            return value, x.new_zeros(x.shape[:-1] + (0,))
+            return value, none
         if self.defects == "likelihood":
             value = value - 0.5 * (defects**2).sum((-1, -2)) / self.sigma_def**2
-            return value, x.new_zeros(x.shape[:-1] + (0,))
+            return value, none
         return value, self._defect_constraints(defects)
 
     # -- start particles -------------------------------------------------------------------
-    def initial(self, n: int) -> Tensor:
-        """Sobol parameters; shooting states from the references (particle i: reference i mod R)."""
-        z = self.limits.normalise(self.limits.sobol(n))
+    def auxiliary(self, z: Tensor, seed: int = 0) -> Tensor:
+        """Start shooting states (N, 4(W−1)) for normalised parameters ``z`` (N, M).
+
+        Each particle's shooting states are the states of its *own* single-shooting rollout
+        (of its own parameters, from the recorded start) at the window boundaries, plus
+        Gaussian noise of standard deviation :attr:`shooting_spread` (standardised units)
+        drawn with ``seed``. No reference is favoured: the data enter only through the
+        start state.
+        """
+        z = self.check_x(torch.cat((z, z.new_zeros(z.shape[0], self.n_shoot)), 1), "z")
         if self.windows == 1:
-            return z
-        idx = torch.arange(n) % self.observed.shape[0]
-        rows = torch.arange(1, self.windows) * self.horizon - 1  # observed index of s_{w h}
-        shoot = self.observed[idx][:, rows].reshape(n, -1)
-        return torch.cat((z, shoot), 1)
+            return z.new_zeros((z.shape[0], 0))
+        theta = self.limits.denormalise(z[:, : self.n_params])
+        with torch.no_grad():
+            states = self.model.simulate_unchecked(theta, self.data[0, 0], self.n_steps)
+        shoot = self.standardise(states[:, self._boundaries]).reshape(z.shape[0], -1)
+        if not torch.isfinite(shoot).all():
+            raise ValueError("a start particle's rollout is not finite; start elsewhere")
+        generator = torch.Generator().manual_seed(check_seed("seed", seed))
+        noise = torch.randn(shoot.shape, generator=generator, dtype=torch.float64)
+        return shoot + self.shooting_spread * noise
+
+    def on_reference(self, z: Tensor, reference: int = 0) -> Tensor:
+        """Particles (N, dim) with parameters ``z`` (N, M) and every shooting state on the
+        recorded states of reference ``reference`` (the data's states at the boundaries)."""
+        reference = check_count("reference", reference, 0, self.data.shape[0] - 1)
+        z = self.check_x(torch.cat((z, z.new_zeros(z.shape[0], self.n_shoot)), 1), "z")
+        shoot = self.observed[reference, self._boundaries].reshape(1, -1)
+        return torch.cat((z[:, : self.n_params], shoot.expand(z.shape[0], -1)), 1)
 
     # -- evaluation ------------------------------------------------------------------------
     def rollouts(self, theta: Tensor) -> Tensor:
-        """Single-shooting trajectories (N, R, T+1, 4) of physical parameters ``theta``."""
-        theta = torch.as_tensor(theta, dtype=torch.float64)
+        """Single-shooting trajectories (N, R, T+1, 4) of physical parameters ``theta`` (N, M)."""
+        theta = self.model.check_theta(theta)
+        if theta.ndim != 2:
+            raise ValueError(
+                f"theta must have shape (N, {self.n_params}), got {tuple(theta.shape)}"
+            )
         s0 = self.data[:, 0]
         with torch.no_grad():
             pred = self.model.simulate(theta[:, None, :], s0[None], self.n_steps)
@@ -412,10 +484,6 @@ class TrajectoryLikelihood(Target):
 
     def mean_log_likelihood(self, theta: Tensor) -> Tensor:
         """Per-observation single-shooting log-likelihood of each particle (N,), sum-combined."""
-        theta = torch.as_tensor(theta, dtype=torch.float64)
-        with torch.no_grad():
-            pred = self.standardise(
-                self.model.simulate(theta[:, None, :], self.data[None, :, 0], self.n_steps)
-            )
-            per_ref = self._per_reference(pred)
+        rollouts = self.rollouts(theta)
+        per_ref = self._per_reference(self.standardise(rollouts[:, :, 1:]))
         return (torch.logsumexp(per_ref, -1) - math.log(per_ref.shape[-1])) / (self.n_steps * 4)

@@ -13,33 +13,37 @@ With k = l = 3 the digamma term vanishes. On trajectories, ``d`` is the flattene
 from __future__ import annotations
 
 import numpy as np
+import torch
 from scipy.spatial import cKDTree
 from scipy.special import digamma
+
+from physid.validate import check_array, check_count, check_positive
 
 #: Distances are floored here, so a collapsed set gives a large but finite divergence.
 MIN_DISTANCE = 1e-12
 
 
-def _samples(x, name: str) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
+def _samples(x: np.ndarray, name: str) -> np.ndarray:
+    """Samples (n, d): one axis means d = 1, more than two are flattened after the first."""
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu().numpy()
+    x = check_array(name, x)
+    if x.ndim == 0:
+        raise ValueError(f"{name} must hold samples along its first axis, got a scalar")
     if x.ndim == 1:
         x = x[:, None]
     if x.ndim != 2:
         x = x.reshape(x.shape[0], -1)
-    if not np.isfinite(x).all():
-        raise ValueError(f"{name} must be finite")
     return x
 
 
-def knn_kl(p, q, k: int = 3, l: int = 3) -> float:  # noqa: E741 - the paper's names
+def knn_kl(p: np.ndarray, q: np.ndarray, k: int = 3, l: int = 3) -> float:  # noqa: E741
     """The kNN estimate of ``KL(P ‖ Q)`` from samples ``p`` (n, d) and ``q`` (m, d).
 
     Samples with more than two axes are flattened (trajectories (n, T, 4) → (n, 4T)). Needs
     ``n ≥ l + 1`` and ``m ≥ k``; a ValueError names the argument that is short.
     """
-    for label, value in (("k", k), ("l", l)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{label} must be a positive int, got {value!r}")
+    k, l = check_count("k", k), check_count("l", l)  # noqa: E741 - the paper's names
     x, y = _samples(p, "p"), _samples(q, "q")
     n, d = x.shape
     m = y.shape[0]
@@ -57,11 +61,18 @@ def knn_kl(p, q, k: int = 3, l: int = 3) -> float:  # noqa: E741 - the paper's n
     return float(d * np.mean(np.log(nu / rho)) + digamma(l) - digamma(k) + np.log(m / (n - 1)))
 
 
-def gaussian_kl(mean_p, cov_p, mean_q, cov_q) -> float:
+def gaussian_kl(
+    mean_p: np.ndarray, cov_p: np.ndarray, mean_q: np.ndarray, cov_q: np.ndarray
+) -> float:
     """Closed-form ``KL(N(mean_p, cov_p) ‖ N(mean_q, cov_q))``."""
-    mp, mq = np.asarray(mean_p, float), np.asarray(mean_q, float)
-    sp, sq = np.atleast_2d(cov_p).astype(float), np.atleast_2d(cov_q).astype(float)
+    mp = check_array("mean_p", mean_p).reshape(-1)
     d = mp.size
+    mq = check_array("mean_q", mean_q, shape=(d,))
+    sp = check_array("cov_p", np.atleast_2d(cov_p), shape=(d, d))
+    sq = check_array("cov_q", np.atleast_2d(cov_q), shape=(d, d))
+    for name, cov in (("cov_p", sp), ("cov_q", sq)):
+        if not (np.allclose(cov, cov.T) and np.linalg.eigvalsh(cov).min() > 0):
+            raise ValueError(f"{name} must be symmetric positive definite, got {cov.tolist()}")
     sq_inv = np.linalg.inv(sq)
     diff = mq - mp
     return 0.5 * float(
@@ -73,12 +84,14 @@ def gaussian_kl(mean_p, cov_p, mean_q, cov_q) -> float:
     )
 
 
-def mmd(p, q, bandwidth: float | None = None) -> float:
+def mmd(p: np.ndarray, q: np.ndarray, bandwidth: float | None = None) -> float:
     """Biased estimate of the squared MMD with an RBF kernel ``exp(−‖x − y‖² / h)``.
 
     ``h`` defaults to the median squared distance over the pooled samples.
     """
     x, y = _samples(p, "p"), _samples(q, "q")
+    if bandwidth is not None:
+        bandwidth = check_positive("bandwidth", bandwidth)
     if x.shape[0] < 1 or y.shape[0] < 1:
         raise ValueError("p and q must each hold at least one sample")
     if x.shape[1] != y.shape[1]:

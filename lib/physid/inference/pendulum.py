@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-GRAVITY = 9.81
+from physid.constants import GRAVITY
+from physid.validate import check_count, check_number, check_positive, check_tensor
 
 #: Every quantity the model knows, in a fixed order.
 ALL_PARAMETERS: tuple[str, ...] = (
@@ -117,24 +118,56 @@ class DoublePendulum:
     compiled: bool | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.names, str) or not all(isinstance(n, str) for n in self.names):
+            raise TypeError(f"names must be a sequence of parameter names, got {self.names!r}")
         names = tuple(self.names)
         object.__setattr__(self, "names", names)
         unknown = [n for n in names if n not in ALL_PARAMETERS]
         if unknown or len(set(names)) != len(names) or not names:
             raise ValueError(f"names must be distinct entries of {ALL_PARAMETERS}, got {names!r}")
+        if not isinstance(self.fixed, Mapping):
+            raise TypeError(f"fixed must be a mapping of names to values, got {self.fixed!r}")
         bad = [k for k in self.fixed if k not in ALL_PARAMETERS]
         if bad:
             raise ValueError(f"fixed names unknown parameters {bad}")
-        if not (self.dt > 0 and math.isfinite(self.dt)):
-            raise ValueError(f"dt must be a positive number, got {self.dt!r}")
+        fixed = {k: _check_parameter(f"fixed[{k!r}]", k, v) for k, v in self.fixed.items()}
+        object.__setattr__(self, "fixed", fixed)
+        object.__setattr__(self, "dt", check_positive("dt", self.dt))
+        object.__setattr__(self, "gravity", check_number("gravity", self.gravity, low=0.0))
+        if self.compiled is not None and not isinstance(self.compiled, bool):
+            raise TypeError(f"compiled must be True, False or None, got {self.compiled!r}")
+        if not isinstance(self.point_mass, bool):
+            raise TypeError(f"point_mass must be True or False, got {self.point_mass!r}")
 
     @property
     def dim(self) -> int:
         return len(self.names)
 
+    def check_theta(self, theta: torch.Tensor | Sequence[float]) -> torch.Tensor:
+        """``theta`` (..., dim) as float64, finite and physical, else a ValueError naming it.
+
+        The estimators call :meth:`simulate_unchecked` instead: a sampler may propose a
+        particle outside the limits, whose log-likelihood is then whatever the rollout gives.
+        """
+        theta = _as_float64("theta", theta)
+        if theta.shape[-1:] != (self.dim,):
+            raise ValueError(
+                f"theta must have a last axis of {self.dim} ({', '.join(self.names)}), "
+                f"got shape {tuple(theta.shape)}"
+            )
+        check_tensor("theta", theta, shape=None, dtype=torch.float64)
+        for i, name in enumerate(self.names):
+            low, open_ = _DOMAIN.get(name[0], (None, False))
+            values = theta[..., i].detach()
+            if low is not None and bool(((values < low) | (open_ & (values == low))).any()):
+                bad = values[(values < low) | (open_ & (values == low))].flatten()[0].item()
+                relation = ">" if open_ else ">="
+                raise ValueError(f"theta: {name} must be {relation} {low:g}, found {bad}")
+        return theta
+
     def physical(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
         """All twelve quantities, as tensors of ``theta``'s batch shape."""
-        theta = torch.as_tensor(theta, dtype=torch.float64)
+        theta = _as_float64("theta", theta)
         if theta.shape[-1:] != (self.dim,):
             raise ValueError(
                 f"theta must have a last axis of {self.dim} ({', '.join(self.names)}), "
@@ -179,10 +212,18 @@ class DoublePendulum:
         """States ``s_1 … s_T`` from ``s0``: the batch shapes of ``theta`` and ``s0`` broadcast,
         then ``(T, 4)``.
 
-        Differentiable in ``theta`` and ``s0`` (through :func:`rollout`).
+        Differentiable in ``theta`` and ``s0`` (through :func:`rollout`). ``theta`` must be
+        finite and physical (masses and lengths > 0, inertias and frictions >= 0).
         """
-        theta = torch.as_tensor(theta, dtype=torch.float64)
+        theta = self.check_theta(theta)
         s0 = _check_state(s0)
+        compiled = _compile_default() if self.compiled is None else self.compiled
+        return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=compiled)
+
+    def simulate_unchecked(
+        self, theta: torch.Tensor, s0: torch.Tensor, n_steps: int
+    ) -> torch.Tensor:
+        """:meth:`simulate` without the checks on ``theta`` (for the likelihoods' inner loop)."""
         compiled = _compile_default() if self.compiled is None else self.compiled
         return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=compiled)
 
@@ -190,7 +231,7 @@ class DoublePendulum:
         self, theta: torch.Tensor, s0: torch.Tensor | Sequence[float], n_steps: int
     ) -> torch.Tensor:
         """The same rollout, step by step in eager torch with plain autograd (the reference)."""
-        theta = torch.as_tensor(theta, dtype=torch.float64)
+        theta = self.check_theta(theta)
         s0 = _check_state(s0)
         consts = self.constants(theta)
         shape = torch.broadcast_shapes(s0.shape[:-1], consts[0].shape)
@@ -203,6 +244,7 @@ class DoublePendulum:
 
     def energy(self, theta: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
         """Total mechanical energy ``T + V`` (J) of each state (shape ``states[..., 0]``)."""
+        theta, states = self.check_theta(theta), _check_state(states, "states")
         m11, m22, kc, ks, gx1, gy1, gx2, gy2, _, _ = self.constants(theta)
         q0, q1, w0, w1 = states.unbind(-1)
         v1, v2 = w0, w0 + w1
@@ -216,6 +258,7 @@ class DoublePendulum:
 
     def tip_positions(self, theta: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
         """The elbow and tip positions ``(..., 2, 2)`` (x right, y up) for drawing."""
+        theta, states = self.check_theta(theta), _check_state(states, "states")
         p = self.physical(theta)
         q0, q1 = states[..., 0], states[..., 1]
         l1, l2 = p["l1"][..., None], p["l2"][..., None]
@@ -224,19 +267,43 @@ class DoublePendulum:
         return torch.stack((elbow, tip), -2)
 
 
-def _check_state(s0: torch.Tensor | Sequence[float]) -> torch.Tensor:
-    s0 = torch.as_tensor(s0, dtype=torch.float64)
+#: Lower bounds of the physical parameters, by the first letter of their names: masses and
+#: lengths > 0, inertias and frictions >= 0 (centre-of-mass offsets are free).
+_DOMAIN: dict[str, tuple[float, bool]] = {
+    "m": (0.0, True),
+    "l": (0.0, True),
+    "I": (0.0, False),
+    "d": (0.0, False),
+}
+
+
+def _check_parameter(name: str, parameter: str, value) -> float:
+    low, open_ = _DOMAIN.get(parameter[0], (None, False))
+    return check_number(name, value, low=low, low_open=open_)
+
+
+def _as_float64(name: str, value) -> torch.Tensor:
+    """A torch tensor must be float64 (TypeError otherwise); arrays and lists are converted."""
+    if isinstance(value, torch.Tensor):
+        return check_tensor(name, value, shape=None, dtype=torch.float64, finite=False)
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of real numbers, got {value!r}") from None
+    return torch.as_tensor(array, dtype=torch.float64)
+
+
+def _check_state(s0: torch.Tensor | Sequence[float], name: str = "s0") -> torch.Tensor:
+    s0 = _as_float64(name, s0)
     if s0.shape[-1:] != (4,):
-        raise ValueError(f"s0 must have a last axis of 4 (q0, q1, q̇0, q̇1), got {tuple(s0.shape)}")
-    if not torch.isfinite(s0).all():
-        raise ValueError("s0 must be finite")
-    return s0
+        raise ValueError(
+            f"{name} must have a last axis of 4 (q0, q1, q̇0, q̇1), got {tuple(s0.shape)}"
+        )
+    return check_tensor(name, s0, shape=None, dtype=torch.float64)
 
 
 def _check_steps(n_steps: int) -> int:
-    if isinstance(n_steps, bool) or not isinstance(n_steps, int | np.integer) or n_steps < 1:
-        raise ValueError(f"n_steps must be a positive int, got {n_steps!r}")
-    return int(n_steps)
+    return check_count("n_steps", n_steps)
 
 
 def step(q0, q1, w0, w1, m11, m22, kc, ks, gx1, gy1, gx2, gy2, d1, d2, dt: float):
@@ -425,6 +492,7 @@ def rollout(
     the hand-derived adjoint.
     """
     n_steps = _check_steps(n_steps)
+    dt = check_positive("dt", dt)
     shape = torch.broadcast_shapes(s0.shape[:-1], *(c.shape for c in consts))
     lanes = int(np.prod(shape)) if shape else 1
     # Fresh buffers with canonical strides: the compiled kernels guard on strides.

@@ -28,10 +28,17 @@ import math
 import torch
 
 from physid.inference.base import AdaGrad, Estimator, Tensor, value_and_grad
+from physid.inference.likelihood import Target
+from physid.validate import check_number, check_positive, check_tensor
+
+
+def _check_bandwidth(bandwidth: float | None) -> float | None:
+    return None if bandwidth is None else check_positive("bandwidth", bandwidth)
 
 
 def median_bandwidth(x: Tensor) -> float:
     """``h = med(‖x_i − x_j‖²) / log(N + 1)`` over the pairs i < j (1 for a single particle)."""
+    x = check_tensor("x", x, shape=(None, None))
     n = x.shape[0]
     if n < 2:
         return 1.0
@@ -48,15 +55,20 @@ def rbf_kernel(
 
     ``bandwidth=None`` takes the median heuristic times ``scale``.
     """
-    h = scale * median_bandwidth(x) if bandwidth is None else float(bandwidth)
+    bandwidth, scale = _check_bandwidth(bandwidth), check_positive("scale", scale)
+    h = scale * median_bandwidth(x) if bandwidth is None else bandwidth
     return torch.exp(-torch.cdist(x, x).pow(2) / h), h
 
 
 def svgd_direction(
     x: Tensor, grad_logp: Tensor, bandwidth: float | None = None, scale: float = 1.0
 ) -> Tensor:
-    """The SVGD update direction φ(x_i) for every particle (N, D)."""
+    """The SVGD update direction φ(x_i) of Eq. (inf-svgd) for every particle (N, D).
+
+    ``grad_logp`` (N, D) holds ``∇ log p`` at each particle ``x`` (N, D).
+    """
     k, h = rbf_kernel(x, bandwidth, scale)
+    check_tensor("grad_logp", grad_logp, shape=tuple(x.shape), dtype=x.dtype)
     n = x.shape[0]
     attraction = k.T @ grad_logp
     # Σ_j ∇_{x_j} k(x_j, x_i) = (2/h) Σ_j k_ji (x_i − x_j)
@@ -77,19 +89,18 @@ class SVGD(Estimator):
 
     def __init__(
         self,
-        target,
-        n_particles=100,
-        seed=0,
-        x0=None,
-        stepsize=0.05,
-        bandwidth=None,
-        bandwidth_scale=1.0,
+        target: Target,
+        n_particles: int = 100,
+        seed: int = 0,
+        x0: Tensor | None = None,
+        stepsize: float = 0.05,
+        bandwidth: float | None = None,
+        bandwidth_scale: float = 1.0,
     ):
         super().__init__(target, n_particles, seed, x0)
-        self.stepsize, self.bandwidth = float(stepsize), bandwidth
-        if not bandwidth_scale > 0:
-            raise ValueError(f"bandwidth_scale must be positive, got {bandwidth_scale!r}")
-        self.bandwidth_scale = float(bandwidth_scale)
+        self.stepsize = check_positive("stepsize", stepsize)
+        self.bandwidth = _check_bandwidth(bandwidth)
+        self.bandwidth_scale = check_positive("bandwidth_scale", bandwidth_scale)
 
     def _start(self, x0: Tensor) -> None:
         self.x = x0
@@ -127,22 +138,25 @@ class CSVGD(SVGD):
 
     def __init__(
         self,
-        target,
-        n_particles=100,
-        seed=0,
-        x0=None,
-        stepsize=0.05,
-        bandwidth=None,
-        bandwidth_scale=1.0,
-        penalty=1.0,
-        multiplier_stepsize=0.1,
-        limit_penalty=100.0,
-        limit_multiplier_stepsize=1.0,
+        target: Target,
+        n_particles: int = 100,
+        seed: int = 0,
+        x0: Tensor | None = None,
+        stepsize: float = 0.05,
+        bandwidth: float | None = None,
+        bandwidth_scale: float = 1.0,
+        penalty: float = 1.0,
+        multiplier_stepsize: float = 0.1,
+        limit_penalty: float = 100.0,
+        limit_multiplier_stepsize: float = 1.0,
     ):
         super().__init__(target, n_particles, seed, x0, stepsize, bandwidth, bandwidth_scale)
-        self.penalty, self.multiplier_stepsize = float(penalty), float(multiplier_stepsize)
-        self.limit_penalty = float(limit_penalty)
-        self.limit_multiplier_stepsize = float(limit_multiplier_stepsize)
+        self.penalty = check_number("penalty", penalty, low=0.0)
+        self.multiplier_stepsize = check_positive("multiplier_stepsize", multiplier_stepsize)
+        self.limit_penalty = check_number("limit_penalty", limit_penalty, low=0.0)
+        self.limit_multiplier_stepsize = check_positive(
+            "limit_multiplier_stepsize", limit_multiplier_stepsize
+        )
 
     def _start(self, x0: Tensor) -> None:
         super()._start(x0)
@@ -154,10 +168,7 @@ class CSVGD(SVGD):
         return logp, torch.cat((g_lim, g_other), -1)
 
     def _values(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        if hasattr(self.target, "density_and_constraints"):
-            logp, g_other = self.target.density_and_constraints(x)
-        else:
-            logp, g_other = self.target.log_density(x), self.target.constraints(x)
+        logp, g_other = self.target.density_and_constraints(x)
         return logp, self.target.limit_violation(x), g_other
 
     def _step(self) -> None:
