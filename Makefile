@@ -5,8 +5,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+VENDOR := book/_static/vendor
 
-.PHONY: setup book test bench lint clean
+.PHONY: setup vendor book test bench lint clean distclean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,13 +17,19 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-book: $(STAMP)
+# MathJax, require.js and the ipywidgets HTML manager, pinned npm packages that the pages load
+# from the book itself so that they work offline (needs npm once; physid.book.VENDOR).
+vendor: $(STAMP)
+	$(PY) -m physid.book --fetch-vendor
+
+book: vendor
 	$(PY) -m physid.book --scale $(SCALE) --seed $(SEED)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check lib tests benchmarks
 
-test: lint
+# The browser test (tests/test_browser.py) needs Debian's chromium and chromium-driver.
+test: lint vendor
 	$(PY) -m pytest
 
 BENCHMARKS := $(wildcard benchmarks/*.py)
@@ -32,3 +39,6 @@ bench: $(STAMP)
 
 clean:
 	rm -rf _build
+
+distclean: clean
+	rm -rf $(VENDOR)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tomllib
 
@@ -47,3 +48,36 @@ def test_environment_yml_lists_the_pyproject_dependencies():
     (pip_section,) = [d["pip"] for d in environment["dependencies"] if isinstance(d, dict)]
     assert [d for d in pip_section if d != "-e ."] == expected
     assert "python=3.11" in environment["dependencies"]
+
+
+def test_every_module_has_its_api_section():
+    """Each module of physid is documented under its own heading on one of the API pages."""
+    import pkgutil
+
+    import physid
+
+    modules = {
+        info.name
+        for info in pkgutil.walk_packages(physid.__path__, "physid.")
+        if not info.ispkg
+    }
+    pages = "\n".join(p.read_text() for p in (ROOT / "book").glob("api_*.md"))
+    documented = set(re.findall(r"\.\. physid-module:: (\S+)", pages))
+    headings = set(re.findall(r"^## `(physid[\w.]+)`$", pages, re.MULTILINE))
+    assert modules - documented == set(), "modules missing from the API pages"
+    assert documented <= headings, "every documented module has its own heading"
+    assert documented - modules == set(), "API pages name modules that do not exist"
+
+
+def test_pinned_browser_libraries_match_the_config():
+    """_config.yml loads MathJax and the widget manager from the vendored copies."""
+    from physid.book import VENDOR
+
+    sphinx = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+    names = {package.name for package in VENDOR}
+    assert sphinx["mathjax_path"].split("/")[:2] == ["vendor", "mathjax"]
+    for path in [sphinx["mathjax_path"], *sphinx["nb_ipywidgets_js"]]:
+        assert "://" not in path
+        assert path.split("/")[1] in names if path.startswith("vendor/") else (
+            ROOT / "book" / "_static" / path
+        ).is_file()

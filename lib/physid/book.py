@@ -12,6 +12,13 @@
    chapter sources and the reproduction report carries the claim tables (:func:`stage_book`);
 5. builds the HTML from it with execution off and warnings as errors (:func:`build_html`).
 
+The pages work with no network: MathJax, require.js and the ipywidgets HTML manager are pinned
+npm packages (:data:`VENDOR`), fetched once with ``npm pack`` into the ignored
+``book/_static/vendor/`` (:func:`fetch_vendor`) and served from the book's own ``_static``.
+Chapters draw progress bars on the terminal that runs the book (:mod:`physid.progress`); the
+kernel runs without ipykernel's capture of the process's standard streams, so nothing written
+there reaches a page, and :func:`drop_progress_outputs` removes any bar that still would.
+
 A failing cell stops the run with a :class:`ChapterError` naming the chapter and the cell, a
 Sphinx warning fails the build with a :class:`BuildError`, and bad input (an unknown scale, a
 ``_toc.yml`` entry with no file, a parameters cell that computes) is a ValueError.
@@ -22,11 +29,15 @@ from __future__ import annotations
 import argparse
 import ast
 import base64
+import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -46,13 +57,29 @@ from physid.claims import (
     write_claims,
 )
 from physid.scales import check_scale
+from physid.validate import check_count
 
 #: The page whose staged copy receives the claim tables.
 REPORT_DOCNAME = "book/report"
 #: Parameters the runner injects into every notebook chapter.
 PARAMETERS = ("SCALE", "SEED")
 
+#: Kernel options: no capture of the process's own stdout/stderr (file descriptors 1 and 2),
+#: so what a chapter writes to ``sys.__stderr__`` (its progress bars) stays on the terminal.
+KERNEL_ARGUMENTS = ("--IPKernelApp.capture_fd_output=False",)
+#: Seconds one cell may run at each scale before it counts as stalled (None: no limit). A
+#: cell holding an ipywidgets explorer now and then leaves nbclient waiting for a reply that
+#: the kernel already sent (jupyter/nbclient#312); such a chapter is run once more.
+CELL_TIMEOUT: dict[str, int | None] = {"quick": 600, "default": 2400, "paper": None}
+#: How many times a chapter with a stalled cell is run in all.
+ATTEMPTS = 2
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: A line of a tqdm bar ("name:  40%|####      | 2/5 [00:01<00:01, 2.0it/s]").
+_PROGRESS_LINE = re.compile(r"\d+%\||\d+/\d+ \[[0-9:<?]+|[0-9.?]+ ?(it/s|s/it)\]")
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+_PROGRESS_MODELS = ("FloatProgressModel", "IntProgressModel")
 
 
 class ChapterError(RuntimeError):
@@ -85,6 +112,7 @@ class ChapterRun:
     seconds: float
     claims: list[Claim] = field(default_factory=list)
     figures: list[Path] = field(default_factory=list)
+    attempts: int = 1
 
 
 def _read_notebook(path: Path) -> Any:
@@ -191,13 +219,18 @@ def _inline_matplotlib() -> Iterator[None]:
             os.environ["MPLBACKEND"] = previous
 
 
-def execute_chapter(page: Page, scale: str, seed: int, build_dir: Path) -> ChapterRun:
+def execute_chapter(
+    page: Page, scale: str, seed: int, build_dir: Path, cell_timeout: int | None = -1
+) -> ChapterRun:
     """Execute one notebook chapter with papermill into ``build_dir/executed``.
 
     Returns the executed notebook's path, the run time, the claims it recorded and the figures
-    it glued (written to ``build_dir/figures/<chapter>/<name>.png``).
+    it glued (written to ``build_dir/figures/<chapter>/<name>.png``). A cell that runs longer
+    than ``cell_timeout`` seconds (by default :data:`CELL_TIMEOUT` of the scale) counts as
+    stalled: the chapter is run again, up to :data:`ATTEMPTS` times in all, and the returned
+    ``attempts`` says how many runs it took.
     """
-    import papermill
+    from nbclient.exceptions import CellTimeoutError
     from papermill.exceptions import PapermillExecutionError
 
     try:
@@ -206,29 +239,38 @@ def execute_chapter(page: Page, scale: str, seed: int, build_dir: Path) -> Chapt
         raise ValueError(f"chapter {page.docname!r}: {error}") from None
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"chapter {page.docname!r}: SEED must be a non-negative int, got {seed!r}")
+    if cell_timeout == -1:
+        cell_timeout = CELL_TIMEOUT[scale]
+    elif cell_timeout is not None:
+        cell_timeout = check_count("cell_timeout", cell_timeout, minimum=1)
     nb = _read_notebook(page.path)
     if "kernelspec" not in nb.metadata:
         raise ValueError(f"chapter {page.docname!r} is not a notebook (it has no kernelspec)")
     parameters_cell(nb, page.docname)
     out = Path(build_dir) / "executed" / f"{page.docname}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    try:
-        with _inline_matplotlib():
-            papermill.execute_notebook(
-                nb,
-                str(out),
-                parameters={"SCALE": scale, "SEED": seed},
-                kernel_name=nb.metadata.kernelspec.name,
-                cwd=str(page.path.parent),
-                progress_bar=False,
+    for attempt in range(1, ATTEMPTS + 1):
+        start = time.perf_counter()
+        try:
+            _papermill(nb, out, page, scale, seed, cell_timeout)
+            break
+        except PapermillExecutionError as error:
+            trace = _ANSI.sub("", "\n".join(error.traceback))
+            raise ChapterError(
+                f"chapter {page.docname!r} failed in cell {error.exec_count} "
+                f"({error.ename}: {error.evalue}); executed notebook kept at {out}\n{trace}"
+            ) from None
+        except CellTimeoutError as error:
+            print(
+                f"chapter {page.docname!r}: a cell stalled for {cell_timeout} s "
+                f"(run {attempt} of {ATTEMPTS})",
+                file=sys.stderr,
             )
-    except PapermillExecutionError as error:
-        trace = _ANSI.sub("", "\n".join(error.traceback))
-        raise ChapterError(
-            f"chapter {page.docname!r} failed in cell {error.exec_count} "
-            f"({error.ename}: {error.evalue}); executed notebook kept at {out}\n{trace}"
-        ) from None
+            if attempt == ATTEMPTS:
+                raise ChapterError(
+                    f"chapter {page.docname!r}: a cell ran longer than {cell_timeout} s in "
+                    f"each of {ATTEMPTS} runs ({error}); executed notebook kept at {out}"
+                ) from None
     seconds = time.perf_counter() - start
     executed = nbformat.read(out, as_version=4)
     figures = []
@@ -239,7 +281,32 @@ def execute_chapter(page: Page, scale: str, seed: int, build_dir: Path) -> Chapt
         path.write_bytes(png)
         figures.append(path)
     claims = claims_from_notebook(executed, page.docname)
-    return ChapterRun(page=page, notebook=out, seconds=seconds, claims=claims, figures=figures)
+    return ChapterRun(
+        page=page,
+        notebook=out,
+        seconds=seconds,
+        claims=claims,
+        figures=figures,
+        attempts=attempt,
+    )
+
+
+def _papermill(
+    nb: Any, out: Path, page: Page, scale: str, seed: int, cell_timeout: int | None
+) -> None:
+    import papermill
+
+    with _inline_matplotlib():
+        papermill.execute_notebook(
+            nb,
+            str(out),
+            parameters={"SCALE": scale, "SEED": seed},
+            kernel_name=nb.metadata.kernelspec.name,
+            cwd=str(page.path.parent),
+            progress_bar=False,
+            execution_timeout=cell_timeout,
+            extra_arguments=list(KERNEL_ARGUMENTS),
+        )
 
 
 def _hide_default_parameters(nb: Any) -> None:
@@ -248,6 +315,169 @@ def _hide_default_parameters(nb: Any) -> None:
         tags = cell.get("metadata", {}).get("tags", [])
         if "parameters" in tags and "remove-cell" not in tags:
             cell.metadata["tags"] = [*tags, "remove-cell"]
+
+
+@dataclass(frozen=True)
+class VendorPackage:
+    """A pinned npm package whose browser files the pages load from the book itself.
+
+    ``files`` maps a path inside the package (``package/`` stripped) to where it goes under
+    ``_static/vendor/<name>/``; a folder is copied whole, minus source maps.
+    """
+
+    name: str
+    spec: str
+    integrity: str
+    files: dict[str, str]
+
+
+#: MathJax 3 (every equation), require.js and the ipywidgets HTML manager (every explorer).
+#: ``_config.yml`` points ``mathjax_path`` and ``nb_ipywidgets_js`` at these copies.
+VENDOR: tuple[VendorPackage, ...] = (
+    VendorPackage(
+        "mathjax",
+        "mathjax@3.2.2",
+        "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw==",
+        {
+            "es5/tex-mml-chtml.js": "tex-mml-chtml.js",
+            "es5/input": "input",
+            "es5/output/chtml": "output/chtml",
+            "es5/a11y": "a11y",
+            "es5/ui": "ui",
+            "es5/sre": "sre",
+            "es5/adaptors": "adaptors",
+            "LICENSE": "LICENSE",
+        },
+    ),
+    VendorPackage(
+        "requirejs",
+        "requirejs@2.3.7",
+        "sha512-DouTG8T1WanGok6Qjg2SXuCMzszOo0eHeH9hDZ5Y4x8Je+9JB38HdTLT4/VA8OaUhBa0JPVHJ0pyBkM1z+pDsw==",
+        {"require.js": "require.js"},
+    ),
+    VendorPackage(
+        "html-manager",
+        "@jupyter-widgets/html-manager@1.0.15",
+        "sha512-5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA==",
+        {"dist": "."},
+    ),
+)
+
+#: Files of the html-manager's ``dist`` folder that the embedding page never loads (their
+#: licence texts are kept).
+_VENDOR_SKIP = re.compile(r"\.map$|^(embed|libembed-amd|index)\.js$")
+
+
+def _integrity(path: Path) -> str:
+    digest = hashlib.sha512(path.read_bytes()).digest()
+    return "sha512-" + base64.b64encode(digest).decode()
+
+
+def _copy_selected(package_dir: Path, files: dict[str, str], target: Path) -> None:
+    for source, dest in files.items():
+        origin = package_dir / source
+        if origin.is_dir():
+            for path in origin.rglob("*"):
+                if path.is_file() and not _VENDOR_SKIP.search(path.name):
+                    out = target / dest / path.relative_to(origin)
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, out)
+        else:
+            (target / dest).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(origin, target / dest)
+
+
+def fetch_vendor(static_dir: Path) -> Path:
+    """Make sure ``static_dir/vendor`` holds every :data:`VENDOR` package; return that folder.
+
+    A package already there at its pinned version is kept; a missing one is fetched with
+    ``npm pack`` (the npm registry), checked against its pinned integrity hash and unpacked.
+    A BuildError says what is missing when npm is not installed or the fetch fails.
+    """
+    vendor = Path(static_dir) / "vendor"
+    for package in VENDOR:
+        target = vendor / package.name
+        stamp = target / ".version"
+        if stamp.is_file() and stamp.read_text() == package.spec:
+            continue
+        npm = shutil.which("npm")
+        if npm is None:
+            raise BuildError(
+                f"npm is needed once to fetch {package.spec} into {vendor} "
+                "(the pages load MathJax and the widget manager from there): apt-get install npm"
+            )
+        with tempfile.TemporaryDirectory() as tmp:
+            result = subprocess.run(
+                [npm, "pack", package.spec, "--json", "--pack-destination", tmp],
+                capture_output=True, text=True, check=False, cwd=tmp,
+            )
+            if result.returncode != 0:
+                raise BuildError(f"npm pack {package.spec} failed:\n{result.stderr[-2000:]}")
+            tarball = Path(tmp) / json.loads(result.stdout)[0]["filename"]
+            if _integrity(tarball) != package.integrity:
+                raise BuildError(f"{package.spec}: the fetched tarball does not match its pin")
+            with tarfile.open(tarball) as archive:
+                archive.extractall(Path(tmp) / "unpacked", filter="data")
+            staged = Path(tmp) / "staged"
+            _copy_selected(Path(tmp) / "unpacked" / "package", package.files, staged)
+            (staged / ".version").write_text(package.spec)
+            if target.exists():
+                shutil.rmtree(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.copytree(staged, target)
+            except FileExistsError:  # another run fetched it at the same time
+                if not (stamp.is_file() and stamp.read_text() == package.spec):
+                    raise
+    return vendor
+
+
+def _progress_widgets(nb: Any) -> set[str]:
+    """Ids of the progress-bar widgets in the notebook's saved widget state (tqdm.notebook):
+    the bars, the boxes holding them and the boxes' other children (the bars' labels)."""
+    state = nb.metadata.get("widgets", {}).get(_WIDGET_STATE, {}).get("state", {})
+    bars = {key for key, model in state.items() if model.get("model_name") in _PROGRESS_MODELS}
+    found = set(bars)
+    for key, model in state.items():
+        children = [str(c).removeprefix("IPY_MODEL_") for c in model.get("state", {}).get(
+            "children", [])]
+        if bars.intersection(children):
+            found |= {key, *children}
+    return found
+
+
+def drop_progress_outputs(nb: Any) -> int:
+    """Remove progress bars from the outputs of ``nb`` in place; return how many were removed.
+
+    A bar is a stream line that looks like tqdm's (``40%|####``, ``it/s]``) or an output that
+    displays a progress widget; the widget's saved state goes too. Other lines of the same
+    stream output are kept.
+    """
+    widgets = _progress_widgets(nb)
+    state = nb.metadata.get("widgets", {}).get(_WIDGET_STATE, {}).get("state", {})
+    for key in widgets:
+        state.pop(key, None)
+    removed = 0
+    for cell in nb.cells:
+        kept = []
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                lines = re.split(r"(?<=[\r\n])", output.get("text", ""))
+                clean = [line for line in lines if not _PROGRESS_LINE.search(line)]
+                removed += len(lines) - len(clean)
+                text = "".join(line for line in clean if line.strip("\r"))
+                if text.strip():
+                    output["text"] = text
+                    kept.append(output)
+                continue
+            view = output.get("data", {}).get(_WIDGET_VIEW, {})
+            if view.get("model_id") in widgets:
+                removed += 1
+                continue
+            kept.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = kept
+    return removed
 
 
 def stage_book(
@@ -280,6 +510,7 @@ def stage_book(
         if page.docname in executed:
             nb = nbformat.read(executed[page.docname], as_version=4)
             _hide_default_parameters(nb)
+            drop_progress_outputs(nb)
             nbformat.write(nb, target.with_suffix(".ipynb"))
         elif page.docname == REPORT_DOCNAME:
             text = page.path.read_text().rstrip() + "\n\n" + report_markdown(claims)
@@ -288,6 +519,7 @@ def stage_book(
             shutil.copy2(page.path, target.with_suffix(".md"))
     static = root / "book" / "_static"
     if static.is_dir():
+        fetch_vendor(static)
         shutil.copytree(static, stage / "book" / "_static")
     return stage
 
@@ -303,20 +535,19 @@ def _jupyter_book() -> str:
 def build_html(stage: Path, build_dir: Path) -> Path:
     """Build the staged book with ``-W -n --keep-going``; return the path of ``index.html``."""
     html = Path(build_dir) / "html"
-    if html.exists():
-        shutil.rmtree(html)
+    # Sphinx would reuse the doctrees of pages whose source did not change, and miss changed
+    # docstrings (the API pages) and extensions: every build starts clean.
+    for stale in (html, Path(build_dir) / ".doctrees"):
+        if stale.exists():
+            shutil.rmtree(stale)
     log = Path(build_dir) / "jupyter-book.log"
-    command = [
-        _jupyter_book(), "build", str(stage), "--path-output", str(Path(build_dir).parent),
-        "-W", "-n", "--keep-going",
-    ]  # fmt: skip
+    command = [_jupyter_book(), "build", str(stage), "--path-output", str(Path(build_dir).parent)]
+    command += ["-W", "-n", "--keep-going"]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     log.write_text(result.stdout + result.stderr)
     if result.returncode != 0:
-        problems = [
-            line for line in (result.stdout + result.stderr).splitlines()
-            if "WARNING" in line or "ERROR" in line or "Error" in line
-        ]  # fmt: skip
+        output = (result.stdout + result.stderr).splitlines()
+        problems = [line for line in output if re.search("WARNING|ERROR|Error", line)]
         raise BuildError(
             f"jupyter-book build failed (exit {result.returncode}); full log in {log}\n"
             + "\n".join(problems[-40:])
@@ -364,7 +595,9 @@ def run_book(
 def summary(book: BookRun) -> str:
     """One screen: chapter times, where the HTML is, and the claims (which do not hold)."""
     lines = ["chapter times:"]
-    lines += [f"  {run.seconds:7.1f} s  {run.page.docname}" for run in book.runs]
+    for run in book.runs:
+        rerun = f"  (run {run.attempts} times: a cell stalled)" if run.attempts > 1 else ""
+        lines.append(f"  {run.seconds:7.1f} s  {run.page.docname}{rerun}")
     lines += ["", f"HTML: {book.index}", f"claims: {book.claims_path}", summary_line(book.claims)]
     for source in PAPERS:
         group = [c for c in book.claims if c.source == source]
@@ -384,7 +617,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scale", default="default", help="quick, default or paper")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--root", type=Path, default=Path("."))
+    parser.add_argument(
+        "--fetch-vendor",
+        action="store_true",
+        help="only fetch MathJax and the widget manager into book/_static/vendor, then stop",
+    )
     args = parser.parse_args(argv)
+    if args.fetch_vendor:
+        try:
+            print(fetch_vendor(args.root / "book" / "_static"))
+        except BuildError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        return 0
     try:
         book = run_book(args.root, args.scale, args.seed)
     except (ChapterError, BuildError, ValueError) as error:

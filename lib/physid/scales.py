@@ -1,7 +1,10 @@
 """Run sizes: every chapter runs at one of three scales.
 
-``"quick"`` is for CI (seconds per chapter), ``"default"`` is the real reproduction that
-``make book`` renders, and ``"paper"`` uses the papers' full sizes. A chapter's ``parameters``
+``"quick"`` is for the tests (``make test``, about a minute per chapter: it shows the code runs
+end to end, far from the papers' sizes), ``"default"`` is the reproduction that ``make book``
+renders (smaller than the papers' runs; each chapter states its cuts), and ``"paper"`` uses
+the papers' own sizes where they state them. The report page of the book says the same to
+its readers. A chapter's ``parameters``
 cell holds only the literal ``SCALE``; the sizes behind each scale live in the library, next to
 the code they size, as a mapping from scale to a frozen dataclass, read through :func:`select`.
 """

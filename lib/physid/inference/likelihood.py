@@ -424,7 +424,7 @@ class TrajectoryLikelihood(Target):
         return defects.reshape(defects.shape[0], -1) / self.sigma_def
 
     def density_and_constraints(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """:meth:`log_density` and :meth:`constraints` from one simulation."""
+        """The log-density and the constraints of ``x`` from one simulation."""
         return self._density_and_constraints(self.check_x(x))
 
     def _density_and_constraints(self, x: Tensor) -> tuple[Tensor, Tensor]:
@@ -444,7 +444,7 @@ class TrajectoryLikelihood(Target):
 
         Each particle's shooting states are the states of its *own* single-shooting rollout
         (of its own parameters, from the recorded start) at the window boundaries, plus
-        Gaussian noise of standard deviation :attr:`shooting_spread` (standardised units)
+        Gaussian noise of standard deviation ``shooting_spread`` (standardised units)
         drawn with ``seed``. No reference is favoured: the data enter only through the
         start state.
         """
