@@ -13,8 +13,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
@@ -25,6 +24,7 @@ from physid.inference.likelihood import Limits, TrajectoryLikelihood
 from physid.inference.metrics import knn_kl, mmd
 from physid.inference.pendulum import SIDEWAYS, DoublePendulum
 from physid.scales import select
+from physid.threads import one_torch_thread
 from physid.validate import check_array, check_choice, check_count, check_positive, check_seed
 
 
@@ -85,17 +85,6 @@ def _check_jobs(n_jobs: int) -> int:
     if check_count("n_jobs", n_jobs, minimum=-1) == 0:
         raise ValueError(f"n_jobs must be a positive int or -1, got {n_jobs!r}")
     return int(n_jobs)
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """One torch thread inside the block (each joblib job has a core), restored after."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 #: Sizes per scale. ``paper`` has 100 particles and 2,000 iterations as in the paper, 10,000
@@ -360,7 +349,7 @@ def run_estimator(
     """Run one estimator on the synthetic problem and evaluate every snapshot (one thread)."""
     iterations, windows, target_options, options = estimator_settings(name, s)
     seed = check_seed("seed", seed)
-    with _one_thread():
+    with one_torch_thread():
         problem = synthetic_problem(s, problem_seed)
         target = problem.target(windows=windows, **target_options)
         estimator = make_estimator(name, target, n_particles=s.n_particles, seed=seed, **options)
@@ -522,7 +511,7 @@ def multimodal_target(s: Sizes, combine: str) -> TrajectoryLikelihood:
 
 
 def _multimodal_run(run: MultimodalRun, s: Sizes, seed: int) -> EstimatorRun:
-    with _one_thread():
+    with one_torch_thread():
         target = multimodal_target(s, run.combine)
         x0 = None
         if run.start != "rollout":

@@ -9,8 +9,7 @@ two formulations (:func:`formulation_gap`) and the gap to pybullet with the true
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +22,7 @@ from physid.pushing.objects import OBJECT_NAMES, CellObject, check_object, load_
 from physid.pushing.pushes import Push, random_pushes
 from physid.pushing.simulate import cell_position_error, simulate
 from physid.scales import select
+from physid.threads import one_torch_thread
 from physid.validate import check_choice, check_count, check_number, check_positive, check_seed
 
 #: Sample period (s) shared by the engines' 0.01 s grid and Bullet's 1/240 s grid.
@@ -197,19 +197,8 @@ class BulletGap:
     travel: np.ndarray  # (pushes,) mean cell travel in pybullet (m)
 
 
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """torch on one thread inside the block, the caller's setting restored after it."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def _bullet_gap(name: str, n_pushes: int, duration: float, seed: int, dirs: tuple[int, ...]):
-    with _one_thread():
+    with one_torch_thread():
         return _bullet_gap_one_thread(name, n_pushes, duration, seed, dirs)
 
 
