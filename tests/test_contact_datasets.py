@@ -8,14 +8,8 @@ from physid.contact import datasets
 from physid.contact.integrate import Rollout
 from physid.contact.tasks import make_task
 
-
-@pytest.fixture(autouse=True, scope="module")
-def float64():
-    """The contact library computes in float64; tensors made here without a dtype follow."""
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(default)
+#: The contact library computes in float64; tensors made here without a dtype follow.
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 @pytest.fixture(scope="module")

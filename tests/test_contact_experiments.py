@@ -1,19 +1,12 @@
 """The chapter's drivers on a tiny run (the chapter itself runs them at every scale)."""
 
 import pytest
-import torch
 
 from physid.contact import experiments as ex
 from physid.scales import SCALES
 
-
-@pytest.fixture(autouse=True, scope="module")
-def float64():
-    """The contact library computes in float64; tensors made here without a dtype follow."""
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(default)
+#: The contact library computes in float64; tensors made here without a dtype follow.
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 @pytest.fixture(scope="module")

@@ -5,14 +5,8 @@ import torch
 
 from physid.contact import fast, reference
 
-
-@pytest.fixture(autouse=True, scope="module")
-def float64():
-    """The contact library computes in float64; tensors made here without a dtype follow."""
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(default)
+#: The contact library computes in float64; tensors made here without a dtype follow.
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 def random_problems(B: int, C: int, k: int, seed: int, lb_scale: float = 0.3, mu_min=0.1):

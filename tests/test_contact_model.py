@@ -14,14 +14,8 @@ from physid.contact.model import (
     penetration_target,
 )
 
-
-@pytest.fixture(autouse=True, scope="module")
-def float64():
-    """The contact library computes in float64; tensors made here without a dtype follow."""
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(default)
+#: The contact library computes in float64; tensors made here without a dtype follow.
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 def space(B=16, C=1, k=2, seed=0, mu=0.5, cor=0.7, approaching=True):

@@ -13,14 +13,8 @@ from physid.contact.planar import BouncingBodies
 from physid.contact.rope import Rope
 from physid.contact.tasks import TASK_NAMES, make_task
 
-
-@pytest.fixture(autouse=True, scope="module")
-def float64():
-    """The contact library computes in float64; tensors made here without a dtype follow."""
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(default)
+#: The contact library computes in float64; tensors made here without a dtype follow.
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 SYSTEMS = {
     "BP": lambda: BouncingBodies([0.05, 0.1, 0.3, 0.4, 0.5], [0.05, 0.1, 0.13, 0.15, 0.18]),
