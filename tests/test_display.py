@@ -3,7 +3,15 @@ import numpy as np
 import pytest
 import torch
 
-from physid.display import BOOK_STYLE, glue_count, glue_number, plural, use_book_style
+from physid.display import (
+    BOOK_STYLE,
+    explorer,
+    figure_output,
+    glue_count,
+    glue_number,
+    plural,
+    use_book_style,
+)
 
 
 def test_glue_number_accepts_scalars_and_refuses_bad_values():
@@ -31,3 +39,30 @@ def test_plural_and_glue_count():
 def test_book_style_sets_dpi():
     use_book_style()
     assert matplotlib.rcParams["figure.dpi"] == BOOK_STYLE["figure.dpi"] >= 150
+
+
+def test_explorer_writes_the_figure_into_its_output_and_redraws():
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+
+    calls = []
+
+    def draw(a):
+        calls.append(a)
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, a])
+        return fig
+
+    slider = widgets.FloatSlider(value=1.0, min=0.0, max=2.0)
+    view = explorer(draw, a=slider)
+    output = view.children[-1]
+    assert calls == [1.0]
+    (first,) = output.outputs
+    assert first["output_type"] == "display_data" and first["data"]["image/png"]
+    slider.value = 2.0
+    assert calls == [1.0, 2.0]
+    assert output.outputs[0]["data"]["image/png"] != first["data"]["image/png"]
+    with pytest.raises(ValueError, match="controls"):
+        explorer(draw)
+    with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
+        figure_output("not a figure")

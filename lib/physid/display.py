@@ -9,6 +9,9 @@ range the caller states, so a broken result cannot reach a page as a plausible n
 
 from __future__ import annotations
 
+import base64
+import io
+from collections.abc import Callable
 from typing import Any
 
 import matplotlib as mpl
@@ -94,3 +97,45 @@ def glue_figure(name: str, fig: Figure) -> None:
         raise TypeError(f"fig for {name!r} must be a matplotlib Figure, got {type(fig).__name__}")
     glue(name, fig, display=False)
     plt.close(fig)
+
+
+def figure_output(fig: Figure) -> dict[str, Any]:
+    """``fig`` as a notebook ``display_data`` output (PNG at the book's dpi), then closed."""
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight")
+    plt.close(fig)
+    png = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return {
+        "output_type": "display_data",
+        "data": {"image/png": png, "text/plain": "<Figure>"},
+        "metadata": {},
+    }
+
+
+def explorer(draw: Callable[..., Figure], **controls: Any) -> Any:
+    """An ipywidgets explorer: ``controls`` (widgets by keyword) over the figure ``draw`` makes.
+
+    ``draw(**values)`` returns a new matplotlib Figure for the controls' current values. The
+    figure is written into the view's Output widget as data (:func:`figure_output`), not
+    captured from a running cell as ``ipywidgets.interactive`` does: a notebook executed
+    headless (papermill, nbclient) then never routes cell output through the widget, a capture
+    that was seen to leave the client waiting forever, and the page built from the executed
+    notebook shows the default view. Moving a control redraws (with a live kernel).
+    """
+    import ipywidgets as widgets
+
+    if not callable(draw):
+        raise TypeError(f"draw must be callable, got {type(draw).__name__}")
+    if not controls:
+        raise ValueError("controls must name at least one widget")
+    output = widgets.Output()
+
+    def render(_change: object = None) -> None:
+        output.outputs = (figure_output(draw(**{k: w.value for k, w in controls.items()})),)
+
+    for control in controls.values():
+        control.observe(render, names="value")
+    render()
+    return widgets.VBox([*controls.values(), output])

@@ -14,6 +14,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from physid.display import explorer
 from physid.sliding import (
     BulletGradientCheck,
     FitResult,
@@ -138,11 +139,10 @@ def slide_explorer(data: SlideData, mu: float, mu_max: float = 1.0) -> Any:
     mu = check_number("mu", mu, low=SLIDER_MIN, high=mu_max)
     import ipywidgets as widgets
 
-    def draw(mu: float) -> None:
-        plot_trajectories(data, {"slider": mu})
-        plt.show()
+    def draw(mu: float) -> Figure:
+        return plot_trajectories(data, {"slider": mu})
 
     slider = widgets.FloatSlider(
         value=mu, min=SLIDER_MIN, max=mu_max, step=0.01, description="μ", continuous_update=False
     )
-    return widgets.interactive(draw, mu=slider)
+    return explorer(draw, mu=slider)

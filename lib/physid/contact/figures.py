@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from physid.contact.experiments import BatchTiming, ImpactStudy, Trajectory, pendulum_rollout
 from physid.contact.planar import WALLS
 from physid.contact.tasks import make_task
+from physid.display import explorer
 
 #: Colour of the marks at steps with a contact impulse.
 IMPULSE_COLOUR = "C3"
@@ -216,9 +217,8 @@ def pendulum_explorer(cor: float = 0.0, mu: float = 0.5):
     """
     import ipywidgets as widgets
 
-    def draw(cor: float, mu: float) -> None:
-        plot_pendulum([(pendulum_rollout(cor, mu), f"CP3, e = {cor:.2f}, μ = {mu:.2f}")])
-        plt.show()
+    def draw(cor: float, mu: float) -> Figure:
+        return plot_pendulum([(pendulum_rollout(cor, mu), f"CP3, e = {cor:.2f}, μ = {mu:.2f}")])
 
     cor_slider = widgets.FloatSlider(
         value=cor, min=0.0, max=1.0, step=0.05, description="e", continuous_update=False
@@ -226,4 +226,4 @@ def pendulum_explorer(cor: float = 0.0, mu: float = 0.5):
     mu_slider = widgets.FloatSlider(
         value=mu, min=0.0, max=1.0, step=0.05, description="μ", continuous_update=False
     )
-    return widgets.interactive(draw, cor=cor_slider, mu=mu_slider)
+    return explorer(draw, cor=cor_slider, mu=mu_slider)

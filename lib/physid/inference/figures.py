@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from physid.display import plural
+from physid.display import explorer, plural
 from physid.inference.experiments import (
     PRIOR,
     EstimatorRun,
@@ -193,7 +193,7 @@ def particle_explorer(runs: dict[str, EstimatorRun], problem: SyntheticProblem):
     names = list(runs)
     steps = min(len(runs[n].theta) for n in names)
 
-    def draw(snapshot: int) -> None:
+    def draw(snapshot: int) -> Figure:
         fig, axes = plt.subplots(1, len(names), figsize=(3.5 * len(names), 3.6), squeeze=False)
         for ax, name in zip(axes[0], names, strict=True):
             run = runs[name]
@@ -204,12 +204,12 @@ def particle_explorer(runs: dict[str, EstimatorRun], problem: SyntheticProblem):
             ax.set_title(f"{name}, iteration {run.iterations[snapshot]}:\nKL {kl:.2f}")
             ax.set_aspect("equal")
             _lengths_axes(ax)
-        plt.show()
+        return fig
 
     slider = widgets.IntSlider(
         value=0, min=0, max=steps - 1, step=1, description="snapshot", continuous_update=False
     )
-    return widgets.interactive(draw, snapshot=slider)
+    return explorer(draw, snapshot=slider)
 
 
 def plot_snapshots(

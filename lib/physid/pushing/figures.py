@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
+from physid.display import explorer
 from physid.pushing.experiments import BulletGap, PushTurns, SlidingCheck
 from physid.pushing.objects import OBJECT_NAMES, CellObject, load_object
 from physid.pushing.pushes import Push
@@ -186,12 +187,11 @@ def push_explorer(position: float = 0.3, angle: float = 0.0, friction_scale: flo
 
     objects = {name: load_object(name) for name in OBJECT_NAMES}
 
-    def draw(name: str, position: float, angle_deg: float, friction_scale: float) -> None:
+    def draw(name: str, position: float, angle_deg: float, friction_scale: float) -> Figure:
         obj = objects[name]
-        plot_push(obj, boundary_push(obj, position, math.radians(angle_deg)), friction_scale)
-        plt.show()
+        return plot_push(obj, boundary_push(obj, position, math.radians(angle_deg)), friction_scale)
 
-    return widgets.interactive(
+    return explorer(
         draw,
         name=widgets.Dropdown(options=list(OBJECT_NAMES), value="hammer", description="object"),
         position=widgets.FloatSlider(value=position, min=0.0, max=0.99, step=0.01,
