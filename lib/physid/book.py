@@ -67,10 +67,11 @@ PARAMETERS = ("SCALE", "SEED")
 #: Kernel options: no capture of the process's own stdout/stderr (file descriptors 1 and 2),
 #: so what a chapter writes to ``sys.__stderr__`` (its progress bars) stays on the terminal.
 KERNEL_ARGUMENTS = ("--IPKernelApp.capture_fd_output=False",)
-#: Seconds one cell may run at each scale before it counts as stalled (None: no limit). A
-#: cell holding an ipywidgets explorer has now and then left nbclient waiting for a reply
-#: that never came (seen with ipykernel 7, which pyproject.toml therefore excludes); should it
-#: happen again, the chapter is run once more and the rerun is reported.
+#: Seconds one cell may run at each scale before it counts as stalled (None: no limit). Cells
+#: whose widgets captured their own output (``ipywidgets.interactive``) now and then left the
+#: headless client waiting forever; the explorers no longer capture output
+#: (:func:`physid.display.explorer`), and should a cell stall again, the chapter is run once
+#: more and the rerun is reported.
 CELL_TIMEOUT: dict[str, int | None] = {"quick": 600, "default": 2400, "paper": None}
 #: How many times a chapter with a stalled cell is run in all.
 ATTEMPTS = 2
