@@ -28,7 +28,8 @@ from physid.pushing import (
 from physid.pushing import experiments as ex
 from physid.pushing.bullet import create_object
 from physid.pushing.figures import boundary_push, plot_push
-from physid.pushing.pushes import PushBatch, contact_face
+from physid.pushing.finger import FaceGeometry, Finger
+from physid.pushing.pushes import PushBatch, check_reachable, contact_face, finger_start
 from physid.pushing.simulate import cell_position_error, sample_indices
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -173,6 +174,74 @@ def test_contact_face_and_push_batch_reject(box, push):
     raises(TypeError, "pushes", PushBatch.from_pushes, box, [push, "push"])
 
 
+# --- the finger and reachable pushes -----------------------------------------------------------
+
+#: A U of five cells (x in [−0.03, 0.03], y in [−0.018, 0.022]) around a 20 mm gap.
+U_SHAPE = from_mask([[1, 0, 1], [1, 1, 1]], 0.02, 0.01, 0.4)
+#: Aimed across the gap at the left arm: the finger starts inside the right arm.
+STARTS_INSIDE = Push((-0.01, 0.012), (-1.0, 0.0), duration=0.05)
+#: 30° from the inward normal of the box's bottom face: outside the 20° cone.
+TOO_STEEP = Push((0.0, -0.02), (0.5, math.sqrt(0.75)), duration=0.05)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name", "error"),
+    [
+        ({"radius": 0.0}, "finger.radius", ValueError),
+        ({"radius": -0.015}, "finger.radius", ValueError),
+        ({"radius": NAN}, "finger.radius", ValueError),
+        ({"radius": INF}, "finger.radius", ValueError),
+        ({"radius": "0.015"}, "finger.radius", TypeError),
+        ({"friction": -0.1}, "finger.friction", ValueError),
+        ({"friction": NAN}, "finger.friction", ValueError),
+        ({"friction": None}, "finger.friction", TypeError),
+    ],
+)
+def test_finger_rejects(kwargs, name, error):
+    raises(error, name, Finger, **kwargs)
+
+
+def test_finger_accepts_numpy_and_torch_scalars():
+    finger = Finger(radius=np.float32(0.01), friction=torch.tensor(0.5))
+    assert finger.radius == pytest.approx(0.01) and finger.friction == 0.5
+
+
+@pytest.mark.parametrize("bad", [STARTS_INSIDE, TOO_STEEP])
+def test_unreachable_pushes_are_rejected_naming_push(box, push, bad):
+    obj = U_SHAPE if bad is STARTS_INSIDE else box
+    raises(ValueError, "push", check_reachable, obj, bad)
+    raises(ValueError, "push", PushBatch.from_pushes, obj, [bad])
+    raises(ValueError, "push", simulate_bullet, obj, bad, [0.05])
+    if obj is box:
+        raises(ValueError, "push", PushBatch.from_pushes, box, [push, bad])
+        raises(ValueError, "push", simulate_bullet, box, [push, bad], [0.05])
+
+
+def test_reachability_arguments_are_checked(box, push):
+    raises(TypeError, "obj", check_reachable, "box", push)
+    raises(TypeError, "push", check_reachable, box, "push")
+    raises(TypeError, "finger", check_reachable, box, push, finger=0.015)
+    raises(ValueError, "clearance", check_reachable, box, push, clearance=-0.001)
+    raises(ValueError, "clearance", check_reachable, box, push, clearance=NAN)
+    raises(ValueError, "max_angle", check_reachable, box, push, max_angle=math.pi / 2)
+    raises(TypeError, "push", finger_start, None)
+    raises(TypeError, "finger", finger_start, push, "finger")
+    raises(TypeError, "finger", PushBatch.from_pushes, box, [push], finger=None)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name", "error"),
+    [
+        ({"finger": 0.015}, "finger", TypeError),
+        ({"clearance": -0.001}, "clearance", ValueError),
+        ({"clearance": INF}, "clearance", ValueError),
+        ({"clearance": 0.02}, "obj", ValueError),  # never 2 cm clear: 2r cos θ < r + 2 cm
+    ],
+)
+def test_random_pushes_reject_bad_fingers_and_clearances(box, kwargs, name, error):
+    raises(error, name, random_pushes, box, 2, seed=0, **kwargs)
+
+
 # --- simulate ----------------------------------------------------------------------------------
 
 
@@ -247,7 +316,8 @@ def _rollout_args(box, push):
     batch = PushBatch.from_pushes(box, [push])
     return (
         (box.centres, box.masses[None], box.frictions[None], batch, torch.zeros(1, 3, dtype=F64)),
-        {"cell_side": box.cell_side, "dt": 0.01, "n_steps": 2},
+        {"cell_side": box.cell_side, "dt": 0.01, "n_steps": 2,
+         "faces": FaceGeometry.of(box, box.centres)},
     )
 
 
@@ -303,6 +373,9 @@ def test_solve_lcp_rejects_tol_zero_and_nan():
         ({"sample_times": [0.01]}, "sample_times", ValueError),
         ({"push": []}, "push", ValueError),
         ({"push": "push"}, "push", TypeError),
+        ({"push": STARTS_INSIDE}, "push", ValueError),
+        ({"finger": 0.015}, "finger", TypeError),
+        ({"finger": Finger(friction=10.5)}, "finger.friction", ValueError),
     ],
 )
 def test_simulate_bullet_rejects_before_starting(box, push, kwargs, name, error):

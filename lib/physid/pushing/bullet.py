@@ -1,4 +1,4 @@
-"""The "real world": pybullet pushes of cell objects (the ground truth of §7.2).
+"""The "real world": pybullet pushes of cell objects by a finger (the ground truth of §7.2).
 
 Each :class:`~physid.pushing.objects.CellObject` becomes one multibody with one link per cell:
 a cube of the cell's side, fixed to a massless, shapeless base, with the cell's mass and lateral
@@ -13,22 +13,50 @@ own weight ``M_i g``, so each link's table contact is made compliant with a stif
 proportional to its mass (``CONTACT_STIFFNESS`` and ``CONTACT_DAMPING`` per kg): the object then
 sinks evenly (about 0.3 mm) and every cell carries its weight (measured within 1 %).
 
-The end-effector is kinematic: a mass-0 body driven at the push velocity by
-``resetBaseVelocity`` before every ``stepSimulation`` (dt = 1/240 s, pybullet's default). It
-holds the contact point at table height with a point-to-point constraint through a light slider
-on a free vertical joint (assumptions 2–3 of §6: the contact point stays fixed on the object and
-the end-effector stays in contact; at table height the push exerts no tipping moment, and the
-slider keeps the end-effector from carrying weight: a direct pin was measured to carry 3–28 %
-of it). A constraint is used instead of a contact because a compliant link would also make the
-end-effector's contact soft. Gravity is :data:`physid.constants.GRAVITY`. The object settles
-for ``settle_steps`` steps before the push starts; times count from the start of the push.
+The finger. As the authors' (§2.3 of the reference notes), the finger is kinematic: a mass-0
+upright cylinder of radius ``finger.radius`` and height :data:`FINGER_HEIGHT`, its bottom
+:data:`FINGER_LIFT` above the table, started at :func:`~physid.pushing.pushes.finger_start`
+(one finger width behind the aimed point) and driven at the push velocity by
+``resetBaseVelocity`` before every ``stepSimulation`` (dt = 1/240 s, pybullet's default). Nothing
+grips the object: the finger only pushes, through Bullet's one-sided contact.
 
-Remaining differences from the engines (the reality gap): while the object turns, Bullet's
-normal loads still drift from ``M_i g`` (measured 0.75–1.13 × on a hammer push); its friction
-is a circular cone at each of a cell's contact points, not the polygon of D (for 4 directions
-the engines' friction is up to 1/√2 weaker for diagonal motion) and it includes each cell's
-frictional torque; its time step is 1/240 s; its solver is iterative. Like the engines' contact,
-the constraint can pull. pybullet silently drops links beyond 127; more cells raise ValueError.
+The skin. ``contactStiffness`` applies to every contact of a link, so the compliant cells would
+give the finger a soft contact too (centimetres of penetration). The multibody therefore has one
+more link, a rigid *skin*: a compound of boxes with the object's footprint (the cells merged into
+rectangles, :meth:`~physid.pushing.objects.CellObject.rectangles`: a pybullet compound holds at
+most :data:`MAX_COMPOUND_SHAPES` boxes, so an outline of more rectangles takes one skin link per
+16), from a quarter of the cell's side up to its top (it never reaches the table), of negligible
+mass (:data:`SKIN_MASS`) and default (rigid) contact. The finger collides only with the skin (its
+collisions with the cell links are disabled), so the cells carry the weight softly and the
+finger pushes a rigid outline. The finger's ``lateralFriction`` is :data:`FINGER_LATERAL_FRICTION`
+(the authors' 2.0) and the skin's ``finger.friction / 2.0``, so Bullet's product is the
+finger–object coefficient ``finger.friction`` of the engines.
+
+Records. At every step of a push the finger's contact with the skin is recorded in a
+:class:`~physid.pushing.finger.ContactRecord`: it touches when a contact point carries a normal
+force or lies within :data:`TOUCH_DISTANCE` of the skin; the normal impulse is the sum of the
+points' normal forces times the time step; the contact point is their mean, in the object frame
+(the base frame, x–y), and its side the side of the nearest exposed face (−1 while not
+touching, when the point is the boundary point nearest the finger's centre, as in the engines).
+Gravity is :data:`physid.constants.GRAVITY`. The object settles for ``settle_steps`` steps
+before the push starts; times count from the start of the push. Cell positions are read with
+forward kinematics: without it pybullet returns the link poses of the step before (0.8 mm behind
+at 0.2 m/s).
+
+Remaining differences from the engines (the reality gap): Bullet's friction is a circular cone
+at each of a cell's several contact points, not the polygon of D (for 4 directions the engines'
+friction is up to 1/√2 weaker for diagonal motion), and it includes each cell's frictional
+torque; its time step is 1/240 s; its solver is iterative; while the object turns its normal
+loads drift from ``M_i g`` (measured on 8 random hammer pushes: 0.2–1.7 × per cell, 1st–99th
+percentile 0.4–1.35 ×; the former gripping pusher gave 0.3–1.8 × and 0.7–1.3 ×); the finger
+touches the skin at mid-height, not at table height, which gives a small tipping moment; and
+its friction also acts vertically, so while the object bobs on its compliant contacts the finger
+can hold part of its weight (up to 25 % measured; ``anisotropicFriction`` on the skin cannot
+remove it: it also cancelled the horizontal friction). The first touch overshoots by up to one
+step of the finger's travel (0.65 mm at 0.2 m/s), recovered within about 20 steps; afterwards
+the finger enters the skin by about 0.01 mm. pybullet silently drops links beyond 127: an object
+whose cells and skin links exceed 127 (more than 126 cells for the objects of the book, whose
+skin is one link) raises ValueError.
 """
 
 from __future__ import annotations
@@ -40,8 +68,15 @@ import torch
 from torch import Tensor
 
 from physid.constants import GRAVITY
+from physid.pushing.finger import (
+    FINGER,
+    ContactRecord,
+    FaceGeometry,
+    Finger,
+    check_finger,
+)
 from physid.pushing.objects import CellObject, check_frictions, check_masses, check_object
-from physid.pushing.pushes import Push, contact_face
+from physid.pushing.pushes import Push, check_reachable, finger_start
 from physid.pushing.simulate import Trajectory, sample_indices
 from physid.quiet_bullet import import_pybullet
 from physid.validate import check_count, check_positive
@@ -52,8 +87,8 @@ __all__ = [
     "BULLET_DT",
     "MAX_FRICTION",
     "MAX_LINKS",
+    "create_finger",
     "create_object",
-    "create_pusher",
     "simulate_bullet",
 ]
 
@@ -65,7 +100,17 @@ TABLE_FRICTION = 1.0
 MAX_FRICTION = 10.0 / TABLE_FRICTION
 CONTACT_STIFFNESS = 1e4  # N/m per kg of the cell
 CONTACT_DAMPING = 100.0  # N s/m per kg of the cell
-SLIDER_MASS = 1e-4  # kg, the end-effector's vertical slider
+#: The finger cylinder's height and the gap under it (m).
+FINGER_HEIGHT = 0.10
+FINGER_LIFT = 0.001
+#: The finger's Bullet friction (the authors'); the skin's is ``finger.friction`` divided by it.
+FINGER_LATERAL_FRICTION = 2.0
+#: Mass (kg) of each link of the rigid skin the finger touches.
+SKIN_MASS = 1e-6
+#: pybullet's ``MAX_COMPOUND_COLLISION_SHAPES``: the boxes one compound shape can hold.
+MAX_COMPOUND_SHAPES = 16
+#: A finger–skin contact point this close (m) counts as touching, even without force.
+TOUCH_DISTANCE = 1e-4
 
 
 def _numpy(name: str, values, default: Tensor) -> np.ndarray:
@@ -94,38 +139,84 @@ def create_table(client: int) -> int:
     return table
 
 
+def _skin_boxes(obj: CellObject) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The skin's boxes, ``(centres, half sizes)`` in the object frame, in groups of at most
+    :data:`MAX_COMPOUND_SHAPES`: one group per skin link."""
+    centres, halves = obj.rectangles()
+    return [
+        (centres[i : i + MAX_COMPOUND_SHAPES], halves[i : i + MAX_COMPOUND_SHAPES])
+        for i in range(0, len(centres), MAX_COMPOUND_SHAPES)
+    ]
+
+
+def _check_links(obj: CellObject) -> None:
+    """ValueError naming ``obj`` if its cells and skin links exceed :data:`MAX_LINKS`."""
+    skin = len(_skin_boxes(obj))
+    if len(obj) + skin > MAX_LINKS:
+        raise ValueError(
+            f"obj has {len(obj)} cells and needs {skin} skin link(s); pybullet supports at most "
+            f"{MAX_LINKS} links per multibody"
+        )
+
+
+def _check_finger(finger: object) -> Finger:
+    """``finger`` if it is a :class:`Finger` whose friction Bullet can represent."""
+    check_finger(finger)
+    if finger.friction > MAX_FRICTION:
+        raise ValueError(
+            f"finger.friction must be <= {MAX_FRICTION:g} (Bullet's clamp), got {finger.friction}"
+        )
+    return finger
+
+
 def create_object(
-    client: int, obj: CellObject, masses: Tensor | None = None, frictions: Tensor | None = None
+    client: int,
+    obj: CellObject,
+    masses: Tensor | None = None,
+    frictions: Tensor | None = None,
+    finger: Finger = FINGER,
 ) -> int:
-    """``obj`` as a multibody with one link (cube of side a) per cell, resting on z = 0.
+    """``obj`` as a multibody resting on z = 0: links ``0 … k−1`` are the cells (cubes of side
+    a, compliant table contacts), links ``k …`` (one for the objects of the book) the rigid
+    skin the finger touches (module docstring), with friction
+    ``finger.friction / FINGER_LATERAL_FRICTION``.
 
     Frictions above :data:`MAX_FRICTION` (Bullet's clamp of 10 on the combined coefficient)
-    are refused."""
+    are refused; so are objects of more than ``MAX_LINKS − 1`` cells."""
     check_object(obj)
+    _check_links(obj)
+    _check_finger(finger)
     k = len(obj)
-    if k > MAX_LINKS:
-        raise ValueError(
-            f"obj has {k} cells; pybullet supports at most {MAX_LINKS} links per multibody"
-        )
     m = _numpy("masses", masses, obj.masses)
     mu = _numpy("frictions", frictions, obj.frictions)
     half = obj.cell_side / 2
-    box = p.createCollisionShape(p.GEOM_BOX, halfExtents=[half] * 3, physicsClientId=client)
     centres = obj.centres.cpu().numpy()
+    box = p.createCollisionShape(p.GEOM_BOX, halfExtents=[half] * 3, physicsClientId=client)
+    # The skin spans z from a/4 to a: in the base frame (at z = a/2), half height 3a/8 at +a/8.
+    skins = [
+        p.createCollisionShapeArray(
+            shapeTypes=[p.GEOM_BOX] * len(where),
+            halfExtents=[[hx, hy, 0.75 * half] for hx, hy in size],
+            collisionFramePositions=[[x, y, 0.25 * half] for x, y in where],
+            physicsClientId=client,
+        )
+        for where, size in _skin_boxes(obj)
+    ]
+    n = k + len(skins)
     body = p.createMultiBody(
         baseMass=1e-7,
         baseCollisionShapeIndex=-1,
         basePosition=[0, 0, half],
-        linkMasses=m.tolist(),
-        linkCollisionShapeIndices=[box] * k,
-        linkVisualShapeIndices=[-1] * k,
-        linkPositions=[[x, y, 0] for x, y in centres],
-        linkOrientations=[[0, 0, 0, 1]] * k,
-        linkInertialFramePositions=[[0, 0, 0]] * k,
-        linkInertialFrameOrientations=[[0, 0, 0, 1]] * k,
-        linkParentIndices=[0] * k,
-        linkJointTypes=[p.JOINT_FIXED] * k,
-        linkJointAxis=[[0, 0, 1]] * k,
+        linkMasses=[*m.tolist()] + [SKIN_MASS] * len(skins),
+        linkCollisionShapeIndices=[box] * k + skins,
+        linkVisualShapeIndices=[-1] * n,
+        linkPositions=[[x, y, 0] for x, y in centres] + [[0, 0, 0]] * len(skins),
+        linkOrientations=[[0, 0, 0, 1]] * n,
+        linkInertialFramePositions=[[0, 0, 0]] * n,
+        linkInertialFrameOrientations=[[0, 0, 0, 1]] * n,
+        linkParentIndices=[0] * n,
+        linkJointTypes=[p.JOINT_FIXED] * n,
+        linkJointAxis=[[0, 0, 1]] * n,
         physicsClientId=client,
     )
     for i in range(k):
@@ -134,70 +225,115 @@ def create_object(
                          contactStiffness=CONTACT_STIFFNESS * float(m[i]),
                          contactDamping=CONTACT_DAMPING * float(m[i]),
                          linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
+    for link in range(k, n):
+        p.changeDynamics(body, link, lateralFriction=finger.friction / FINGER_LATERAL_FRICTION,
+                         restitution=0.0, rollingFriction=0.0, spinningFriction=0.0,
+                         linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
     p.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
     return body
 
 
-def create_pusher(client: int, obj: CellObject, body: int, push: Push) -> int:
-    """The kinematic end-effector holding ``push.contact`` of the pushed cell (at table height).
-
-    A mass-0 base (moved by ``resetBaseVelocity``) carries a light slider on a free vertical
-    prismatic joint, and a point-to-point constraint ties the slider to the contact point: the
-    end-effector drives the contact point horizontally but cannot carry the object's weight.
-    """
-    cell, _ = contact_face(obj, push)
-    offset = np.asarray(push.contact) - obj.centres[cell].cpu().numpy()
-    pivot = [float(offset[0]), float(offset[1]), -obj.cell_side / 2]
-    state = p.getLinkState(body, cell, physicsClientId=client)
-    start, _ = p.multiplyTransforms(state[4], state[5], pivot, [0, 0, 0, 1])
+def create_finger(
+    client: int, obj: CellObject, body: int, push: Push, finger: Finger = FINGER
+) -> int:
+    """The kinematic finger of ``push``: a mass-0 upright cylinder at
+    :func:`~physid.pushing.pushes.finger_start`, its bottom :data:`FINGER_LIFT` above the
+    table, that collides with the skin of ``body`` and with none of its cells."""
+    start = finger_start(push, finger)
+    shape = p.createCollisionShape(p.GEOM_CYLINDER, radius=finger.radius, height=FINGER_HEIGHT,
+                                   physicsClientId=client)
     pusher = p.createMultiBody(
         baseMass=0,
-        baseCollisionShapeIndex=-1,
-        basePosition=start,
-        linkMasses=[SLIDER_MASS],
-        linkCollisionShapeIndices=[-1],
-        linkVisualShapeIndices=[-1],
-        linkPositions=[[0, 0, 0]],
-        linkOrientations=[[0, 0, 0, 1]],
-        linkInertialFramePositions=[[0, 0, 0]],
-        linkInertialFrameOrientations=[[0, 0, 0, 1]],
-        linkParentIndices=[0],
-        linkJointTypes=[p.JOINT_PRISMATIC],
-        linkJointAxis=[[0, 0, 1]],
+        baseCollisionShapeIndex=shape,
+        basePosition=[float(start[0]), float(start[1]), FINGER_LIFT + FINGER_HEIGHT / 2],
         physicsClientId=client,
     )
-    p.setJointMotorControl2(pusher, 0, p.VELOCITY_CONTROL, force=0, physicsClientId=client)
-    p.createConstraint(pusher, 0, body, cell, p.JOINT_POINT2POINT, [0, 0, 0], [0, 0, 0], pivot,
-                       physicsClientId=client)
+    p.changeDynamics(pusher, -1, lateralFriction=FINGER_LATERAL_FRICTION, restitution=0.0,
+                     rollingFriction=0.0, spinningFriction=0.0, physicsClientId=client)
+    for i in range(len(obj)):
+        p.setCollisionFilterPair(pusher, body, -1, i, 0, physicsClientId=client)
     return pusher
 
 
 def _cell_positions(client: int, body: int, k: int) -> np.ndarray:
-    states = p.getLinkStates(body, list(range(k)), physicsClientId=client)
+    """The cells' world x–y (k, 2) now (without forward kinematics pybullet would return the
+    link poses of the previous step)."""
+    states = p.getLinkStates(body, list(range(k)), computeForwardKinematics=1,
+                             physicsClientId=client)
     return np.array([s[0][:2] for s in states])
 
 
-def _one_push(obj, push, indices, masses, frictions, time_step, settle_steps, gravity):
+def _finger_contact(
+    client: int, pusher: int, body: int, time_step: float
+) -> tuple[bool, float, np.ndarray | None]:
+    """This step's contact of the finger with the skin (the only links of ``body`` it collides
+    with): touching, normal impulse (N·s) and the mean world point (3,) of the touching
+    contact points (None if none). Bullet finds them before it moves the bodies."""
+    points = p.getContactPoints(pusher, body, physicsClientId=client)
+    force = np.array([c[9] for c in points])
+    distance = np.array([c[8] for c in points])
+    active = (force > 0) | (distance <= TOUCH_DISTANCE)
+    if not active.any():
+        return False, 0.0, None
+    where = np.array([c[6] for c in points])[active]
+    return True, float(force.sum()) * time_step, where.mean(0)
+
+
+def _one_push(obj, push, finger, indices, masses, frictions, time_step, settle_steps, gravity):
+    """Cell positions (S, k, 2) at the step ``indices`` and the finger's touching (T,),
+    normal impulse (T,) and contact point (T, 2, object frame) over steps 1 … max(indices)."""
     client = p.connect(p.DIRECT)
     try:
         p.setGravity(0, 0, -gravity, physicsClientId=client)
         p.setTimeStep(time_step, physicsClientId=client)
         create_table(client)
-        body = create_object(client, obj, masses, frictions)
+        body = create_object(client, obj, masses, frictions, finger)
         for _ in range(settle_steps):
             p.stepSimulation(physicsClientId=client)
-        pusher = create_pusher(client, obj, body, push)
+        pusher = create_finger(client, obj, body, push, finger)
         k, wanted = len(obj), set(indices)
         recorded = {0: _cell_positions(client, body, k)} if 0 in wanted else {}
         velocity = [*push.velocity, 0.0]
+        touching, impulse, points, yaws = [], [], [], []
         for step in range(1, max(indices) + 1):
+            # The poses Bullet's contact points belong to: the object frame is the base's, x–y.
+            position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
+            rotation = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
+            yaws.append(np.arctan2(rotation[1, 0], rotation[0, 0]))
+            centre = p.getBasePositionAndOrientation(pusher, physicsClientId=client)[0]
             p.resetBaseVelocity(pusher, linearVelocity=velocity, physicsClientId=client)
             p.stepSimulation(physicsClientId=client)
+            touch, normal, point = _finger_contact(client, pusher, body, time_step)
+            touching.append(touch)
+            impulse.append(normal)
+            where = np.asarray(centre if point is None else point) - position
+            points.append((where @ rotation)[:2])
             if step in wanted:
                 recorded[step] = _cell_positions(client, body, k)
-        return np.stack([recorded[i] for i in indices])
+        positions = np.stack([recorded[i] for i in indices])
+        points = np.array(points).reshape(-1, 2)
+        return positions, np.array(touching, bool), np.array(impulse), points, np.array(yaws)
     finally:
         p.disconnect(client)
+
+
+def _record(obj: CellObject, touching, impulse, points, yaws) -> ContactRecord:
+    """The :class:`ContactRecord` of B pushes from numpy touching, impulse (B, T), points
+    (B, T, 2) and the object's yaw (B, T): where the finger does not touch, the point becomes
+    the boundary point nearest the finger's centre; the side is the nearest face's (−1 while
+    not touching)."""
+    point = torch.as_tensor(points, dtype=torch.float64)
+    touch = torch.as_tensor(touching)
+    faces = FaceGeometry.of(obj, point)
+    face, near, _, _ = faces.nearest(point.reshape(-1, 2))
+    near, face = near.reshape(point.shape), face.reshape(touch.shape)
+    return ContactRecord(
+        touching=touch,
+        normal_impulse=torch.as_tensor(impulse, dtype=torch.float64),
+        point=torch.where(touch.unsqueeze(-1), point, near),
+        side=torch.where(touch, faces.side[face], -1),
+        yaw=torch.as_tensor(yaws, dtype=torch.float64),
+    )
 
 
 def simulate_bullet(
@@ -207,21 +343,26 @@ def simulate_bullet(
     masses: Tensor | None = None,
     frictions: Tensor | None = None,
     *,
+    finger: Finger = FINGER,
     time_step: float = BULLET_DT,
     settle_steps: int = 48,
     gravity: float = GRAVITY,
 ) -> Trajectory:
     """Cell world positions recorded by pybullet at ``sample_times`` (multiples of
     ``time_step`` within the push), shaped like :func:`physid.pushing.simulate.simulate`'s:
-    (S, k, 2) for one push, (B, S, k, 2) for a sequence. Each push runs in its own
+    (S, k, 2) for one push, (B, S, k, 2) for a sequence, and the ``finger``'s
+    :class:`~physid.pushing.finger.ContactRecord` at every step up to the last sample time
+    (T = last sample time / ``time_step`` steps: (T,) or (B, T)). Each push runs in its own
     ``p.connect(p.DIRECT)`` client, disconnected afterwards.
 
     ``time_step`` (s) and ``gravity`` (m/s²) must be > 0, ``settle_steps`` >= 0. Frictions
-    must lie in [0, :data:`MAX_FRICTION`]: Bullet clamps the product of the cell's and the
-    table's coefficients to 10, so a larger value would be silently capped. Every argument is
+    (and ``finger.friction``) must lie in [0, :data:`MAX_FRICTION`]: Bullet clamps the product
+    of two coefficients to 10, so a larger value would be silently capped. Every push must be
+    reachable by the finger (:func:`~physid.pushing.pushes.check_reachable`). Every argument is
     checked before pybullet starts (ValueError or TypeError naming it).
     """
     check_object(obj)
+    _check_finger(finger)
     time_step = check_positive("time_step", time_step)
     settle_steps = check_count("settle_steps", settle_steps, minimum=0)
     gravity = check_positive("gravity", gravity)
@@ -235,17 +376,21 @@ def simulate_bullet(
         raise TypeError(f"push must hold only Push objects, got {pushes!r}")
     _numpy("masses", masses, obj.masses)
     _numpy("frictions", frictions, obj.frictions)
-    if len(obj) > MAX_LINKS:
-        raise ValueError(
-            f"obj has {len(obj)} cells; pybullet supports at most {MAX_LINKS} links per multibody"
-        )
+    _check_links(obj)
     for q in pushes:
-        contact_face(obj, q)
+        check_reachable(obj, q, finger)
         sample_indices(sample_times, time_step, q.duration)
     runs = []
     for q in pushes:
         indices = sample_indices(sample_times, time_step, q.duration)
-        runs.append(_one_push(obj, q, indices, masses, frictions, time_step, settle_steps, gravity))
-    positions = torch.as_tensor(np.stack(runs), dtype=torch.float64)
+        runs.append(_one_push(obj, q, finger, indices, masses, frictions, time_step,
+                              settle_steps, gravity))
+    positions, touching, impulse, points, yaws = (
+        np.stack(column) for column in zip(*runs, strict=True)
+    )
+    positions = torch.as_tensor(positions, dtype=torch.float64)
+    record = _record(obj, touching, impulse, points, yaws)
     times = torch.tensor(indices, dtype=torch.float64) * time_step
-    return Trajectory(times, positions[0] if single else positions)
+    if single:
+        return Trajectory(times, positions[0], contact=record[0])
+    return Trajectory(times, positions, contact=record)

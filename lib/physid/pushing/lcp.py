@@ -16,6 +16,15 @@ linear algebra left is a dense ``(n + neq)`` saddle system.
 Gradients come from implicit differentiation of the optimality (KKT) conditions at the
 solution (Amos & Kolter 2017, OptNet), not from unrolling the iterations: the backward pass
 solves one transposed reduced KKT system.
+
+Friction bounded by an unknown normal impulse (the ``μ_f`` entry of Figure 2, ``ξ = μ λ_n −
+ζᵀλ_t``) puts ``μ`` in ``F`` off the skew-symmetric pattern, and the LCP is no longer monotone:
+interior-point iterations can stall on it. A :class:`Coupling` names those entries; the solver
+then finds the solution by fixed-point iteration on the normal impulses (staggered projections,
+Kaufman et al. 2008): it moves ``μ λ̂_n`` into ``h``, solves the monotone LCP left, updates
+``λ̂_n`` and repeats until ``λ_n`` stops changing (:class:`SolverError` if it does not within
+``max_rounds``). The gradient is the implicit derivative of the *coupled* KKT conditions at that
+solution, so it is exact for the LCP as written, ``μ`` included.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ from torch import Tensor
 
 from physid.validate import check_count, check_positive, check_tensor
 
-__all__ = ["LCPSolution", "SolverError", "solve_lcp"]
+__all__ = ["Coupling", "LCPSolution", "SolverError", "solve_lcp"]
 
 
 class SolverError(RuntimeError):
@@ -45,6 +54,21 @@ class LCPSolution:
     y: Tensor
     iterations: int
     residual: Tensor
+    rounds: int = 1
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """Entries ``F[bound, normal] = μ`` of one block of ``F``: in every item of block
+    ``block`` (shape ``(B, count, size, size)``), the row ``row`` (a friction bound ``ξ``) gets
+    ``μ`` times the multiplier of column ``col`` (its normal impulse). ``mu (B, count)`` >= 0;
+    ``start (B, count)`` an optional first guess of those normal multipliers (default 0)."""
+
+    block: int
+    row: int
+    col: int
+    mu: Tensor
+    start: Tensor | None = None
 
 
 def _block_mm(blocks: Sequence[Tensor], v: Tensor, transpose: bool = False) -> Tensor:
@@ -182,13 +206,122 @@ def _pdipm(Q, p, G, h, blocks, A, b, tol: float, max_iter: int):
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _column(values: Tensor, like: Tensor) -> Tensor:
+    """``values (B,)`` shaped to broadcast against ``like (B, …)``."""
+    return values.reshape(-1, *([1] * (like.dim() - 1)))
+
+
+def _staggered(Q, p, G, h, blocks, A, b, tol: float, max_iter: int, coupling: _Coupled):
+    """Solve the coupled LCP as a scalar root per item (see the module docstring).
+
+    With ``μ λ̂_n`` moved into ``h`` the LCP is monotone; its normal multiplier ``Φ(λ̂_n)``
+    defines ``r(λ̂) = Φ(λ̂) − λ̂``, with ``r(0) ≥ 0`` and ``r < 0`` for large ``λ̂`` (a finger
+    that may hold any friction needs a bounded push). Fixed-point steps ``λ̂ ← Φ(λ̂)`` run until
+    a sign change brackets the root, then the Illinois variant of regula falsi closes it (or
+    the bracket collapses onto a jump of ``Φ``, where the two sides' multipliers are mixed).
+    One coupled normal per item (``count = 1``)."""
+    mono = list(blocks)
+    blk = mono[coupling.block].clone()
+    blk[:, :, coupling.row, coupling.col] = 0.0
+    mono[coupling.block] = blk
+    normal, bound, mu = coupling.normal, coupling.bound, coupling.mu
+    batch = Q.shape[0]
+    guess = coupling.start[:, 0].clone()
+    nan = torch.full_like(guess, torch.nan)
+    lo_g, lo_r, hi_g, hi_r = nan.clone(), nan.clone(), nan.clone(), nan.clone()
+    last_side = torch.zeros(batch, dtype=torch.long, device=Q.device)
+    out: list[Tensor] = []
+    lo_sol: list[Tensor] = []
+    hi_sol: list[Tensor] = []
+    lo_phi, hi_phi = nan.clone(), nan.clone()
+    residual = h.new_zeros(batch)
+    iterations = 0
+    active = torch.ones(batch, dtype=torch.bool, device=Q.device)
+    for rounds in range(1, coupling.max_rounds + 1):
+        i = torch.nonzero(active).flatten()
+        h_round = h[i].index_add(1, bound, mu[i] * guess[i].unsqueeze(1))
+        part = [blk_[i] for blk_ in mono]
+        solution = _pdipm(Q[i], p[i], G[i], h_round, part, A[i], b[i], tol, max_iter)
+        x, s_, z, y, its, res = solution
+        iterations += its
+        if not out:
+            for value in (x, s_, z, y):
+                out.append(value.new_zeros(batch, *value.shape[1:]))
+                lo_sol.append(value.new_zeros(batch, *value.shape[1:]))
+                hi_sol.append(value.new_zeros(batch, *value.shape[1:]))
+        residual[i] = res
+        phi = z[:, normal[0]]
+        r = phi - guess[i]
+        done = r.abs() <= coupling.tol * (1.0 + guess[i].abs())
+        g_i = guess[i]
+        up = r > 0
+        for k, value in enumerate((x, s_, z, y)):
+            out[k][i] = value
+            lo_sol[k][i] = torch.where(_column(up, value), value, lo_sol[k][i])
+            hi_sol[k][i] = torch.where(_column(~up, value), value, hi_sol[k][i])
+        # Update the bracket: lo has r > 0, hi has r < 0; Illinois halves the stale end.
+        lo_phi[i] = torch.where(up, phi, lo_phi[i])
+        hi_phi[i] = torch.where(~up, phi, hi_phi[i])
+        lo_g[i] = torch.where(up, g_i, lo_g[i])
+        lo_r[i] = torch.where(up, r, torch.where(last_side[i] == -1, lo_r[i] / 2, lo_r[i]))
+        hi_g[i] = torch.where(~up, g_i, hi_g[i])
+        hi_r[i] = torch.where(~up, r, torch.where(last_side[i] == 1, hi_r[i] / 2, hi_r[i]))
+        last_side[i] = torch.where(up, 1, -1)
+        bracketed = ~torch.isnan(lo_g[i]) & ~torch.isnan(hi_g[i])
+        falsi = (lo_g[i] * hi_r[i] - hi_g[i] * lo_r[i]) / (hi_r[i] - lo_r[i])
+        guess[i] = torch.where(bracketed, falsi, (g_i + r).clamp(min=0.0))
+        # A bracket that collapses onto a jump of Φ: x is continuous there, and the
+        # multipliers of the two sides mix into the ones with λ_n = λ̂ (both solve the LCP of
+        # the same x, whose multipliers form a convex set).
+        collapsed = bracketed & ~done & (
+            (hi_g[i] - lo_g[i]).abs() <= 1e-12 * (1.0 + g_i.abs())
+        )
+        if collapsed.any():
+            j = i[collapsed]
+            target = 0.5 * (lo_g[j] + hi_g[j])
+            share = ((target - hi_phi[j]) / (lo_phi[j] - hi_phi[j])).clamp(0.0, 1.0)
+            for k in range(4):
+                mix = _column(share, lo_sol[k][j]) * lo_sol[k][j]
+                out[k][j] = mix + (1.0 - _column(share, lo_sol[k][j])) * hi_sol[k][j]
+        active[i] = ~(done | collapsed)
+        if not active.any():
+            return (*out, iterations, residual, rounds)
+    worst = (hi_g - lo_g).abs()[active].nan_to_num(torch.inf).amax().item()
+    raise SolverError(
+        f"coupled friction bounds did not converge: after {coupling.max_rounds} rounds the "
+        f"normal impulses of {int(active.sum())} of {batch} items are still bracketed no "
+        f"closer than {worst:.3e}"
+    )
+
+
+@dataclass(frozen=True)
+class _Coupled:
+    """A :class:`Coupling` resolved to global indices of ``z`` for the solver."""
+
+    block: int
+    row: int
+    col: int
+    normal: Tensor
+    bound: Tensor
+    mu: Tensor
+    start: Tensor
+    tol: float
+    max_rounds: int
+
+
 class _LCPFunction(torch.autograd.Function):
     """OptNet-style implicit differentiation of the KKT conditions at the PDIPM solution."""
 
     @staticmethod
-    def forward(ctx, stats, tol, max_iter, Q, p, G, h, A, b, *blocks):
-        x, s, z, y, iterations, residual = _pdipm(Q, p, G, h, blocks, A, b, tol, max_iter)
-        stats.update(iterations=iterations, residual=residual)
+    def forward(ctx, stats, tol, max_iter, coupling, Q, p, G, h, A, b, *blocks):
+        if coupling is None:
+            x, s, z, y, iterations, residual = _pdipm(Q, p, G, h, blocks, A, b, tol, max_iter)
+            rounds = 1
+        else:
+            x, s, z, y, iterations, residual, rounds = _staggered(
+                Q, p, G, h, blocks, A, b, tol, max_iter, coupling
+            )
+        stats.update(iterations=iterations, residual=residual, rounds=rounds)
         ctx.save_for_backward(Q, G, A, x, s, z, y, *blocks)
         return x, z, y
 
@@ -215,7 +348,7 @@ class _LCPFunction(torch.autograd.Function):
             z_b = z[:, offset : offset + count * size].reshape(-1, count, size)
             block_grads.append(-outer("bci,bcj->bcij", u_b, z_b))
             offset += count * size
-        return (None, None, None, *grads, *block_grads)
+        return (None, None, None, None, *grads, *block_grads)
 
 
 def solve_lcp(
@@ -229,6 +362,8 @@ def solve_lcp(
     *,
     tol: float = 1e-10,
     max_iter: int = 60,
+    coupling: Coupling | None = None,
+    max_rounds: int = 100,
 ) -> LCPSolution:
     """Solve ``Qx + p + Gᵀz + Aᵀy = 0, Gx + s = h + Fz, Ax = b, 0 ≤ s ⊥ z ≥ 0`` (batched).
 
@@ -241,7 +376,10 @@ def solve_lcp(
     Every tensor must be float64 (TypeError otherwise) and finite; ``tol`` > 0, ``max_iter``
     >= 1 (ValueError naming the argument). Convergence: the KKT residual
     ``max(‖r_x‖∞, ‖r_z‖∞, ‖r_y‖∞, max s⊙z)`` must fall to ``tol`` within ``max_iter``
-    iterations, otherwise :class:`SolverError` reports it.
+    iterations, otherwise :class:`SolverError` reports it. With a ``coupling`` (friction
+    bounded by unknown normal impulses) the entries it names are added to ``F`` and the
+    coupled LCP is solved by at most ``max_rounds`` rounds of fixed-point iteration (module
+    docstring); ``rounds`` of the result counts them.
     """
     tol = check_positive("tol", tol)
     max_iter = check_count("max_iter", max_iter)
@@ -276,10 +414,51 @@ def solve_lcp(
     if total != m:
         raise ValueError(f"F_blocks cover {total} rows of z but h has m={m}")
     blocks = [blk.expand(batch, *blk.shape[1:]) for blk in blocks]
+    coupled = None
+    if coupling is not None:
+        blocks, coupled = _couple(blocks, coupling, batch, tol, check_count("max_rounds",
+                                                                             max_rounds))
     stats: dict = {}
     e = expanded
     x, z, y = _LCPFunction.apply(
-        stats, tol, max_iter, e["Q"], e["p"], e["G"], e["h"], e["A"], e["b"], *blocks
+        stats, tol, max_iter, coupled, e["Q"], e["p"], e["G"], e["h"], e["A"], e["b"], *blocks
     )
     s = e["h"] + _block_mm(blocks, z.unsqueeze(-1)).squeeze(-1) - _mv(e["G"], x)
-    return LCPSolution(x, s, z, y, stats["iterations"], stats["residual"])
+    return LCPSolution(x, s, z, y, stats["iterations"], stats["residual"], stats["rounds"])
+
+
+def _couple(
+    blocks: list[Tensor], coupling: Coupling, batch: int, tol: float, max_rounds: int
+) -> tuple[list[Tensor], _Coupled]:
+    """Add ``μ`` to its entries of ``F`` (differentiably) and resolve the coupled rows."""
+    if not isinstance(coupling, Coupling):
+        raise TypeError(f"coupling must be a Coupling, got {type(coupling).__name__}")
+    if not 0 <= coupling.block < len(blocks):
+        raise ValueError(f"coupling.block must index F_blocks, got {coupling.block}")
+    blk = blocks[coupling.block]
+    count, size = blk.shape[1], blk.shape[-1]
+    for name in ("row", "col"):
+        if not 0 <= getattr(coupling, name) < size:
+            raise ValueError(f"coupling.{name} must lie in [0, {size}), got "
+                             f"{getattr(coupling, name)}")
+    if count != 1:
+        raise ValueError(f"coupling supports one coupled normal per item, got count={count}")
+    check_tensor("coupling.mu", coupling.mu, shape=(None, count), dtype=torch.float64,
+                 nonnegative=True)
+    mu = coupling.mu.expand(batch, count)
+    start = mu.new_zeros(batch, count)
+    if coupling.start is not None:
+        check_tensor("coupling.start", coupling.start, shape=(None, count), dtype=torch.float64)
+        start = coupling.start.detach().expand(batch, count).clamp(min=0.0)
+    offset = sum(b.shape[1] * b.shape[2] for b in blocks[: coupling.block])
+    first = offset + size * torch.arange(count, device=mu.device)
+    entry = torch.zeros(size, size, dtype=mu.dtype, device=mu.device)
+    entry[coupling.row, coupling.col] = 1.0
+    blocks = list(blocks)
+    blocks[coupling.block] = blk + mu[:, :, None, None] * entry
+    coupled = _Coupled(
+        block=coupling.block, row=coupling.row, col=coupling.col, normal=first + coupling.col,
+        bound=first + coupling.row, mu=mu.detach(), start=start, tol=max(tol, 1e-9) * 10,
+        max_rounds=max_rounds,
+    )
+    return blocks, coupled

@@ -6,19 +6,16 @@ Eq. (2) of Song & Boularias with :func:`physid.pushing.lcp.solve_lcp`:
 
 * ``J_e``: fixed joints, three rows per non-reference cell tying it to the reference cell (the
   one nearest the centroid): ``ω_i = ω_r`` and ``v_i = v_r + ω_r × (p_i − p_r)``;
-* ``J_c``: the end-effector contact, restitution 0, modelled as the velocity constraint that
-  §6's assumptions 2–3 describe: the end-effector is kinematic, moves at constant velocity,
-  and the contact point ``c`` stays fixed on the object and in contact with it. Its two rows
-  (contact normal ``n``, the inward normal of the pushed face, which turns with the object,
-  and tangent ``t``) are equalities ``J_c v = [n; t]·v̄`` with ``v̄ = (q(t+dt) − c(t))/dt``, the
-  velocity that puts ``c`` on the end-effector position ``q`` at the end of the step
-  (position-level stabilisation; it is the push velocity while they coincide). Being an
-  equality, the contact can pull (a negative normal impulse) where a real finger would let
-  go or slide; the pybullet ground truth grips the contact point the same way. (A unilateral
-  normal row with a Coulomb end-effector friction ``μ_c`` in F, as for body contacts in
-  Figure 2, makes the LCP non-monotone: the interior-point iterations were measured to stall on
-  7 of 30 pushes with ``μ_c = 10``, and the object then slid along the end-effector on up to
-  a fifth of the steps, which fixed contact points cannot follow.)
+* ``J_c``: the finger (:mod:`physid.pushing.finger`), a kinematic disc moving at the push
+  velocity ``u``. Every step the engine finds the boundary point nearest the finger's centre,
+  on the cell owning that face, and adds the rows of
+  :class:`~physid.pushing.finger.FingerRows`: a one-sided, inelastic normal row
+  (``λ_n ≥ 0``, restitution 0, closing any gap over the step) and Coulomb friction at the
+  finger, ``|λ_t| ≤ μ_c λ_n``, written as a friction block like the ground's with the unknown
+  normal impulse in its bound: the ``μ_f`` entry of Figure 2. That entry makes the LCP
+  non-monotone, so :func:`~physid.pushing.lcp.solve_lcp` solves it by fixed-point rounds on
+  ``λ_n`` (staggered projections), warm-started from the previous step's impulse, and
+  differentiates the coupled system exactly.
 * ``J_f``, ``E``, ``μ_f``: the ground friction of §5 (Cline 2002). Per cell, ``D`` holds the
   directions ``d_j`` of the friction polygon (``n_dirs = 4``: ±x and ±y, as in the paper) on
   the translational velocities only: its ω column is zero, so ``D`` spans translations and the
@@ -46,12 +43,22 @@ import torch
 from torch import Tensor
 
 from physid.constants import GRAVITY
-from physid.pushing.lcp import solve_lcp
+from physid.pushing.finger import (
+    COUPLED,
+    FINGER,
+    ContactRecord,
+    FaceGeometry,
+    Finger,
+    FingerRows,
+    Recorder,
+    finger_contact,
+)
+from physid.pushing.lcp import Coupling, solve_lcp
 from physid.pushing.pushes import PushBatch
 from physid.pushing.rollout_args import check_rollout_args
 from physid.validate import check_count
 
-__all__ = ["friction_directions", "pin_rows", "rollout"]
+__all__ = ["friction_directions", "rollout"]
 
 
 def friction_directions(n_dirs: int, like: Tensor) -> Tensor:
@@ -101,22 +108,6 @@ def se2_step(pos: Tensor, omega: Tensor, vel: Tensor, dt: float) -> Tensor:
     return pos + torch.view_as_real(flow * torch.complex(vel[..., 0], vel[..., 1]))
 
 
-def contact_target(pushes: PushBatch, contact_world: Tensor, t_next: float, dt: float) -> Tensor:
-    """``v̄ = (q(t+dt) − c(t)) / dt``: the velocity that brings the contact onto the pusher."""
-    pusher = pushes.contact + pushes.velocity * t_next
-    return (pusher - contact_world) / dt
-
-
-def pin_rows(arm: Tensor, normal: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
-    """The end-effector rows of one body: ``J_c (B, 2, 3)`` for the twist at the body's
-    reference point (``arm`` from it to the contact) and their targets ``[n·v̄, t·v̄] (B, 2)``."""
-    tangent = perp(normal)
-    j_n = torch.stack([cross(arm, normal), normal[:, 0], normal[:, 1]], 1)
-    j_t = torch.stack([cross(arm, tangent), tangent[:, 0], tangent[:, 1]], 1)
-    rows = torch.stack([j_n, j_t], 1)
-    return rows, torch.stack([(normal * target).sum(1), (tangent * target).sum(1)], 1)
-
-
 def rollout(
     centres: Tensor,
     masses: Tensor,
@@ -129,19 +120,25 @@ def rollout(
     n_steps: int,
     friction_dirs: int = 4,
     gravity: float = GRAVITY,
-    tol: float = 1e-10,
+    tol: float = 1e-9,
+    finger: Finger = FINGER,
+    faces: FaceGeometry | None = None,
     on_step: Callable[[], None] | None = None,
-) -> Tensor:
-    """Cell positions ``(B, n_steps + 1, k, 2)`` of formulation 1, one LCP (Eq. (2)) per step.
+) -> tuple[Tensor, ContactRecord | None]:
+    """Cell positions ``(B, n_steps + 1, k, 2)`` of formulation 1, one LCP (Eq. (2)) per step,
+    and what the finger did (a :class:`~physid.pushing.finger.ContactRecord`, None without
+    pushes).
 
     ``centres (k, 2)`` object-frame cell centres; ``masses``, ``frictions (B, k)``; ``pushes``
     a batch of B pushes or None (no pusher); ``initial_velocity (B, 3)`` the object's initial
-    twist ``[ω, vx, vy]`` at the object-frame origin. Every argument is checked first by
+    twist ``[ω, vx, vy]`` at the object-frame origin; ``finger`` the pushing disc and ``faces``
+    the object's exposed faces (required with pushes). Every argument is checked first by
     :func:`physid.pushing.rollout_args.check_rollout_args`.
     """
     s = check_rollout_args(
         centres, masses, frictions, pushes, initial_velocity, cell_side=cell_side, dt=dt,
-        n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol,
+        n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol, finger=finger,
+        faces=faces,
     )
     cell_side, dt, n_steps, gravity, tol = s.cell_side, s.dt, s.n_steps, s.gravity, s.tol
     friction_dirs = s.friction_dirs
@@ -176,15 +173,14 @@ def rollout(
         A_joint[rows[:, axis], 3 * others + axis] = 1.0
         A_joint[rows[:, axis], 3 * ref + axis] = -1.0
 
-    if pushes is not None:
-        contact_offset = pushes.contact - centres[pushes.cell]  # from the pushed cell's centre
-        col = (3 * pushes.cell[:, None] + torch.arange(3, device=masses.device)).unsqueeze(1)
-
     theta = masses.new_zeros(batch, k)
     pos = centres.expand(batch, k, 2)
     omega0, v0 = initial_velocity[:, :1], initial_velocity[:, 1:]
     vel = torch.cat([omega0.expand(batch, k).unsqueeze(2),
                      (v0.unsqueeze(1) + omega0.unsqueeze(2) * perp(centres))], 2)
+    idx = torch.arange(batch, device=masses.device)
+    eye = torch.eye(2, dtype=masses.dtype, device=masses.device).expand(batch, 2, 2)
+    record = None if pushes is None else Recorder(batch, masses)
     trajectory = [pos]
     for step in range(n_steps):
         lever = pos[:, others] - pos[:, ref : ref + 1]
@@ -192,24 +188,37 @@ def rollout(
         A[:, rows[:, 1], 3 * ref] = lever[..., 1]
         A[:, rows[:, 2], 3 * ref] = -lever[..., 0]
         b = masses.new_zeros(batch, n_joint)
-        if pushes is not None:
-            idx = torch.arange(batch, device=masses.device)
-            arm = rotate(theta[idx, pushes.cell], contact_offset)
-            normal = rotate(theta[idx, pushes.cell], pushes.normal)
-            target = contact_target(pushes, pos[idx, pushes.cell] + arm, (step + 1) * dt, dt)
-            rows_c, b_c = pin_rows(arm, normal, target)
-            J_c = masses.new_zeros(batch, 2, n).scatter(2, col.expand(-1, 2, -1), rows_c)
-            A = torch.cat([A, J_c], 1)
-            b = torch.cat([b, b_c], 1)
         p = -mass_diag * vel.reshape(batch, n) / scale
-        if A.shape[1]:
+        if not n_joint:
+            A = b = None  # a single cell has no joints
+        if pushes is None:
             x = solve_lcp(Q, p, G_fric, h_fric, blocks, A, b, tol=tol).x
         else:
-            x = solve_lcp(Q, p, G_fric, h_fric, blocks, tol=tol).x
+            # The object frame is carried by the reference cell (the joints keep it rigid).
+            turn = torch.polar(torch.ones_like(theta[:, ref]), theta[:, ref])
+            origin = pos[:, ref] - torch.view_as_real(turn * torch.complex(*centres[ref]))
+            face, near, gap, normal, arm = finger_contact(
+                faces, finger, pushes, turn, origin, step * dt
+            )
+            cell = faces.cell[face]
+            lever_c = arm + origin - pos[idx, cell]
+            J_cell = torch.cat([perp(lever_c).unsqueeze(2), eye], 2)  # (B, 2, 3)
+            J = masses.new_zeros(batch, 2, k, 3)
+            J[idx, :, cell] = J_cell
+            f = FingerRows.build(J.reshape(batch, 2, n), normal, gap, pushes.velocity,
+                                 finger.friction, dt)
+            coupling = Coupling(block=1, row=FingerRows.BOUND_ROW, col=FingerRows.NORMAL_COL,
+                                mu=f.mu, start=(record.last_normal / scale.squeeze(1)).unsqueeze(1))
+            sol = solve_lcp(Q, p, torch.cat([G_fric.expand(batch, -1, -1), f.G], 1),
+                            torch.cat([h_fric, f.h], 1), [*blocks, f.block], A, b, tol=tol,
+                            coupling=coupling)
+            x = sol.x
+            record.add(sol.z[:, -4 + FingerRows.NORMAL_COL] * scale.squeeze(1), near,
+                       faces.side[face], theta[:, ref], COUPLED)
         vel = x.reshape(batch, k, 3)
         theta = theta + vel[..., 0] * dt
         pos = se2_step(pos, vel[..., 0], vel[..., 1:], dt)
         trajectory.append(pos)
         if on_step is not None:
             on_step()
-    return torch.stack(trajectory, 1)
+    return torch.stack(trajectory, 1), None if record is None else record.stack()

@@ -164,6 +164,39 @@ class CellObject:
             raise ValueError(f"region must be one of {sorted(set(self.regions))}, got {region!r}")
         return torch.tensor([r == region for r in self.regions], device=self.masses.device)
 
+    def rectangles(self) -> tuple[np.ndarray, np.ndarray]:
+        """The cells merged into non-overlapping axis-aligned rectangles that cover exactly the
+        object's footprint: centres (R, 2) and half sizes (R, 2), metres, object frame.
+
+        Each grid row is split into runs of adjacent cells, and a run continues the rectangle
+        of the same run in the row above (a greedy cover, not always the smallest)."""
+        runs: dict[int, list[tuple[int, int]]] = {}
+        for r in np.unique(self.grid[:, 0]):
+            cols = np.sort(self.grid[self.grid[:, 0] == r, 1])
+            breaks = np.nonzero(np.diff(cols) > 1)[0]
+            starts = np.concatenate([[0], breaks + 1])
+            ends = np.concatenate([breaks, [len(cols) - 1]])
+            runs[int(r)] = [(int(cols[a]), int(cols[b])) for a, b in zip(starts, ends, strict=True)]
+        boxes: list[tuple[int, int, int, int]] = []  # first row, last row, first col, last col
+        growing: dict[tuple[int, int], int] = {}  # run -> index in boxes, if it reached row r − 1
+        for r, row_runs in runs.items():
+            ongoing = {}
+            for run in row_runs:
+                index = growing.get(run)
+                if index is not None and boxes[index][1] == r - 1:
+                    boxes[index] = (boxes[index][0], r, *run)
+                else:
+                    boxes.append((r, r, *run))
+                    index = len(boxes) - 1
+                ongoing[run] = index
+            growing = ongoing
+        b = np.array(boxes, dtype=float)
+        a = self.cell_side
+        origin = self.centres[0].cpu().numpy() - np.array([self.grid[0, 1], -self.grid[0, 0]]) * a
+        centres = origin + np.stack([(b[:, 2] + b[:, 3]) / 2, -(b[:, 0] + b[:, 1]) / 2], 1) * a
+        halves = np.stack([b[:, 3] - b[:, 2] + 1, b[:, 1] - b[:, 0] + 1], 1) * a / 2
+        return centres, halves
+
     def exposed_faces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Cell faces on the outer boundary: ``(cell index (F,), midpoint (F, 2), inward normal
         (F, 2))`` in the object frame. Faces of holes (empty cells enclosed by the object) are

@@ -27,19 +27,32 @@ on the rigid LCP (:func:`rigid_lcp_step`), as is every step without a pusher.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 
 import torch
 from torch import Tensor
 
 from physid.constants import GRAVITY
-from physid.pushing.lcp import solve_lcp
+from physid.pushing.finger import (
+    COUPLED,
+    FINGER,
+    FREE,
+    LOCK,
+    SLIDE,
+    STICK,
+    ContactRecord,
+    FaceGeometry,
+    Finger,
+    FingerRows,
+    Recorder,
+    finger_contact,
+)
+from physid.pushing.lcp import Coupling, SolverError, solve_lcp
 from physid.pushing.lcp_engine import (
-    contact_target,
     cross,
     friction_block,
     friction_directions,
     perp,
-    pin_rows,
     se2_step,
 )
 from physid.pushing.pushes import PushBatch
@@ -50,7 +63,7 @@ __all__ = ["line_solve", "rigid_lcp_step", "rollout"]
 
 def line_solve(
     a: Tensor, lin: Tensor, c: Tensor, p: Tensor, q: Tensor, tol: float = 1e-10
-) -> tuple[Tensor, Tensor]:
+) -> tuple[Tensor, Tensor, Tensor]:
     """Exact minimiser of ``½ a ω² + lin ω + Σ_i c_i max_j(p_j + q_ij ω)`` (batched).
 
     Shapes: ``a, lin (B,)``, ``c (B, k)`` (≥ 0), ``p (B, L)``, ``q (B, k, L)``. The lines are
@@ -59,7 +72,10 @@ def line_solve(
     positive value (its velocity crosses the bisector of ``−d_j`` and ``−d_{j+1}``), by
     ``c_i |q_ij − q_i,j+1|``. Returns ``ω (B,)`` (differentiable) and the optimality check
     ``g'(ω−) ≤ 0 ≤ g'(ω+)`` (B,) (to a relative 1e-8): it fails only in the degenerate case of
-    a cell whose velocity passes through zero, which the caller re-solves.
+    a cell whose velocity passes through zero, which the caller re-solves. The third output,
+    ``weights (B, k, L)`` (differentiable), is the subgradient of each cell's envelope at
+    the solution: one-hot on the line attaining it, split between the two lines of a kink so
+    that ``g'(ω) = 0``; ``c_i Σ_j weights_ij d_j`` is then cell ``i``'s friction impulse.
     """
     batch, k, n_lines = q.shape
     with torch.no_grad():
@@ -100,7 +116,26 @@ def line_solve(
         g_left, g_right = _one_sided(a, lin, c, p, q, omega, tol)
         size = (a * omega).abs() + lin.abs() + (c * q.abs().amax(2)).sum(1)
         ok = (g_left <= 1e-8 * size) & (g_right >= -1e-8 * size) & torch.isfinite(omega)
-    return omega, ok
+        onehot = torch.zeros_like(q).scatter(2, line, 1.0)
+        kink_cells = torch.zeros_like(c).scatter(1, kink_cell.unsqueeze(1), 1.0)
+        kink_cells = kink_cells * at_kink.unsqueeze(1)
+        pair_mask = torch.zeros_like(q)
+        pair_mask[idx, kink_cell, kink_pair] = 1.0
+        next_mask = torch.zeros_like(q)
+        next_mask[idx, kink_cell, nxt] = 1.0
+    # The kink cell's share between its two lines balances g'(ω) = 0 (differentiable: the
+    # friction impulses depend on it).
+    q_line = q.gather(2, line).squeeze(2)
+    c_kink = c[idx, kink_cell]
+    others = (c * q_line).sum(1) - c_kink * q_line[idx, kink_cell]
+    share = -(a * omega + lin + others + c_kink * q[idx, kink_cell, nxt]) / (
+        c_kink * torch.where(at_kink, denom, 1.0)
+    )
+    share = torch.where(c_kink > 0, share, 0.5).clamp(0.0, 1.0)
+    weights = onehot * (1.0 - kink_cells.unsqueeze(2)) + kink_cells.unsqueeze(2) * (
+        share[:, None, None] * pair_mask + (1.0 - share)[:, None, None] * next_mask
+    )
+    return omega, ok, weights
 
 
 def _ties(p: Tensor, q: Tensor, omega: Tensor, tol: float) -> Tensor:
@@ -126,14 +161,17 @@ def rigid_lcp_step(
     arms: Tensor,
     momentum: Tensor,
     dirs: Tensor,
-    contact: tuple[Tensor, Tensor, Tensor] | None,
+    finger: tuple[Tensor, FingerRows] | None,
     tol: float,
-) -> Tensor:
-    """One step of formulation 2 by the interior-point LCP solver; returns the twist (B, 3).
+) -> tuple[Tensor, Tensor | None]:
+    """One step of formulation 2 by the interior-point LCP solver: the twist (B, 3) and the
+    finger's normal impulse (B,) (None without a finger).
 
     ``arms (B, k, 2)`` world offsets of the cells from the origin, ``bound (B, k)`` the friction
-    impulse bounds ``μ_i M_i g dt``, ``momentum (B, 3)`` the generalised momentum, ``contact``
-    the pusher's ``(arm (B, 2), inward normal (B, 2), target velocity v̄ (B, 2))`` or None.
+    impulse bounds ``μ_i M_i g dt``, ``momentum (B, 3)`` the generalised momentum, ``finger``
+    None or ``(start (B,), rows)``: a first guess of the normal impulse and the finger's
+    :class:`~physid.pushing.finger.FingerRows` for the twist, whose Coulomb coupling is solved
+    by :func:`~physid.pushing.lcp.solve_lcp`'s fixed-point rounds.
     """
     batch, k = masses.shape
     n_dirs = len(dirs)
@@ -155,10 +193,15 @@ def rigid_lcp_step(
     h = h.reshape(batch, -1)
     blocks = [friction_block(n_dirs, k, masses)]
     p = -momentum / scale
-    if contact is None:
-        return solve_lcp(Q, p, G, h, blocks, tol=tol).x
-    A, b = pin_rows(*contact)
-    return solve_lcp(Q, p, G, h, blocks, A, b, tol=tol).x
+    if finger is None:
+        return solve_lcp(Q, p, G, h, blocks, tol=tol).x, None
+    start, f = finger
+    coupling = Coupling(block=1, row=FingerRows.BOUND_ROW, col=FingerRows.NORMAL_COL, mu=f.mu,
+                        start=(start / scale.squeeze(1)).unsqueeze(1))
+    sol = solve_lcp(Q, p, torch.cat([G, f.G], 1), torch.cat([h, f.h], 1), [*blocks, f.block],
+                    tol=tol, coupling=coupling)
+    normal = sol.z[:, -4 + FingerRows.NORMAL_COL] * scale.squeeze(1)
+    return sol.x, normal
 
 
 def _momentum(masses, inertia, arms, omega, cell_vel) -> Tensor:
@@ -167,17 +210,22 @@ def _momentum(masses, inertia, arms, omega, cell_vel) -> Tensor:
     return torch.cat([spin.unsqueeze(1), (masses.unsqueeze(2) * cell_vel).sum(1)], 1)
 
 
-def _grip_step(masses, inertia, bound, arms, arm, target, omega, cell_vel, dirs, tol):
-    """The step with the contact point on the end-effector, by :func:`line_solve`: the new ω
-    (B,), the new velocity of the origin (B, 2) and the optimality check (B,)."""
+def _moving_contact(masses, inertia, bound, arms, arm, target, omega, cell_vel, dirs, tol):
+    """The step with the contact point moving at ``target`` (B, 2), by :func:`line_solve`: the
+    new ω (B,), the new velocity of the origin (B, 2), the optimality check (B,) and the
+    finger's impulse on the object (B, 2): the linear momentum gained minus the friction's."""
     rel = arms - arm.unsqueeze(1)
     a = (inertia + masses * (rel * rel).sum(2)).sum(1)
     lin = (masses * cross(rel, target.unsqueeze(1) - cell_vel)).sum(1)
     lin = lin - (inertia * omega.unsqueeze(1)).sum(1)
     p_lines = -(target @ dirs.T)
     q_lines = rel @ perp(dirs).T  # −d_j · (ẑ × rel) = rel · (ẑ × d_j)
-    new_omega, ok = line_solve(a, lin, bound, p_lines, q_lines, tol)
-    return new_omega, target - new_omega.unsqueeze(1) * perp(arm), ok
+    new_omega, ok, weights = line_solve(a, lin, bound, p_lines, q_lines, tol)
+    v_origin = target - new_omega.unsqueeze(1) * perp(arm)
+    new_vel = target.unsqueeze(1) + new_omega[:, None, None] * perp(rel)
+    gained = (masses.unsqueeze(2) * (new_vel - cell_vel)).sum(1)
+    friction = (bound.unsqueeze(2) * (weights @ dirs)).sum(1)
+    return new_omega, v_origin, ok, gained - friction
 
 
 def rollout(
@@ -192,14 +240,18 @@ def rollout(
     n_steps: int,
     friction_dirs: int = 4,
     gravity: float = GRAVITY,
-    tol: float = 1e-10,
+    tol: float = 1e-9,
+    finger: Finger = FINGER,
+    faces: FaceGeometry | None = None,
     on_step: Callable[[], None] | None = None,
-) -> Tensor:
-    """Cell positions ``(B, n_steps + 1, k, 2)`` of formulation 2 (same arguments as
+) -> tuple[Tensor, ContactRecord | None]:
+    """Cell positions ``(B, n_steps + 1, k, 2)`` of formulation 2 and the finger's
+    :class:`~physid.pushing.finger.ContactRecord` (same arguments and results as
     :func:`physid.pushing.lcp_engine.rollout`)."""
     s = check_rollout_args(
         centres, masses, frictions, pushes, initial_velocity, cell_side=cell_side, dt=dt,
-        n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol,
+        n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol, finger=finger,
+        faces=faces,
     )
     cell_side, dt, n_steps, gravity, tol = s.cell_side, s.dt, s.n_steps, s.gravity, s.tol
     friction_dirs = s.friction_dirs
@@ -213,35 +265,21 @@ def rollout(
     cell_vel = v_origin.unsqueeze(1) + omega[:, None, None] * perp(centres)
     # Planar rotations as unit complex numbers: fewer autograd nodes per step.
     centres_c = torch.complex(centres[:, 0], centres[:, 1])
-    if pushes is not None:
-        contact_c = torch.complex(pushes.contact[:, 0], pushes.contact[:, 1])
-        normal_c = torch.complex(pushes.normal[:, 0], pushes.normal[:, 1])
     trajectory = []
+    record = Recorder(batch, masses) if pushes is not None else None
     for step in range(n_steps):
         turn = torch.polar(torch.ones_like(theta), theta)
         arms = torch.view_as_real(turn.unsqueeze(1) * centres_c)
         trajectory.append(origin.unsqueeze(1) + arms)
         if pushes is None:
             momentum = _momentum(masses, inertia, arms, omega, cell_vel)
-            twist = rigid_lcp_step(masses, inertia, bound, arms, momentum, dirs, None, tol)
+            twist, _ = rigid_lcp_step(masses, inertia, bound, arms, momentum, dirs, None, tol)
             omega, v_origin = twist[:, 0], twist[:, 1:]
         else:
-            arm = torch.view_as_real(turn * contact_c)
-            normal = torch.view_as_real(turn * normal_c)
-            target = contact_target(pushes, origin + arm, (step + 1) * dt, dt)
-            new_omega, v_origin, ok = _grip_step(
-                masses, inertia, bound, arms, arm, target, omega, cell_vel, dirs, tol
+            omega, v_origin = _finger_step(
+                masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finger, faces,
+                pushes, turn, origin, step * dt, dt, record,
             )
-            if not ok.all():
-                i = torch.nonzero(~ok).flatten()
-                momentum = _momentum(masses[i], inertia[i], arms[i], omega[i], cell_vel[i])
-                exact = rigid_lcp_step(
-                    masses[i], inertia[i], bound[i], arms[i], momentum, dirs,
-                    (arm[i], normal[i], target[i]), tol,
-                )
-                new_omega = new_omega.index_put((i,), exact[:, 0])
-                v_origin = v_origin.index_put((i,), exact[:, 1:])
-            omega = new_omega
         cell_vel = v_origin.unsqueeze(1) + omega[:, None, None] * perp(arms)
         theta = theta + omega * dt
         origin = se2_step(origin, omega, v_origin, dt)
@@ -249,5 +287,346 @@ def rollout(
             on_step()
     turn = torch.polar(torch.ones_like(theta), theta)
     trajectory.append(origin.unsqueeze(1) + torch.view_as_real(turn.unsqueeze(1) * centres_c))
-    return torch.stack(trajectory, 1)
+    return torch.stack(trajectory, 1), None if record is None else record.stack()
+
+
+@dataclass(frozen=True)
+class _Contact:
+    """The finger's contact at one step, for a sub-batch: everything a step needs."""
+
+    masses: Tensor
+    inertia: Tensor
+    bound: Tensor
+    arms: Tensor
+    omega: Tensor
+    cell_vel: Tensor
+    arm: Tensor
+    normal: Tensor
+    tangent: Tensor
+    closing: Tensor  # the contact point's normal velocity that closes the gap (B,)
+    gap: Tensor
+    velocity: Tensor  # the finger's (B, 2)
+
+    def __getitem__(self, i: Tensor) -> _Contact:
+        return _Contact(*(getattr(self, f.name)[i] for f in fields(self)))
+
+    def target(self, slip: Tensor) -> Tensor:
+        """Contact-point velocity closing the gap with tangential velocity ``slip`` (B,)."""
+        return self.closing.unsqueeze(1) * self.normal + slip.unsqueeze(1) * self.tangent
+
+    def move(self, slip: Tensor, dirs: Tensor, tol: float):
+        """:func:`_moving_contact` with the contact point at :meth:`target` ``(slip)``; the
+        impulse as normal and tangential components."""
+        omega, v, ok, impulse = _moving_contact(
+            self.masses, self.inertia, self.bound, self.arms, self.arm, self.target(slip),
+            self.omega, self.cell_vel, dirs, tol,
+        )
+        return omega, v, ok, (impulse * self.normal).sum(1), (impulse * self.tangent).sum(1)
+
+    def at_rest(self) -> Tensor:
+        return (self.omega == 0) & (self.cell_vel == 0).all(2).all(1)
+
+    def momentum(self) -> Tensor:
+        return _momentum(self.masses, self.inertia, self.arms, self.omega, self.cell_vel)
+
+    def slack(self) -> Tensor:
+        """Impulse tolerance (B,): 1e-9 of the step's impulse scale."""
+        speed = self.velocity.norm(dim=1).unsqueeze(1) + self.cell_vel.norm(dim=2)
+        return 1e-9 * (self.bound.sum(1) + (self.masses * speed).sum(1))
+
+
+def _event_slips(c: _Contact, s_a: Tensor, w_a: Tensor, s_b: Tensor, w_b: Tensor,
+                 dirs: Tensor) -> Tensor:
+    """Where, between slips ``s_a`` and ``s_b`` (B,), a cell's friction can jump (B, k·L): the
+    slips at which its velocity crosses a bisector of two neighbouring directions of D (its
+    friction switches from one to the other) or passes through zero. ω is interpolated
+    linearly between ``w_a`` and ``w_b`` (exact on one piece of the line solver), so each
+    cell's velocity ``v_i(s) = A_i + s B_i`` is linear; ±inf where a bisector is not crossed."""
+    slope = (w_b - w_a) / torch.where(s_b == s_a, 1.0, s_b - s_a)
+    w0 = w_a - slope * s_a
+    lever = perp(c.arms - c.arm.unsqueeze(1))  # (B, k, 2)
+    base = (c.closing.unsqueeze(1) * c.normal + 0.0).unsqueeze(1) + w0[:, None, None] * lever
+    rate = c.tangent.unsqueeze(1) + slope[:, None, None] * lever
+    switch = dirs - dirs.roll(-1, 0)  # (L, 2): d_j − d_{j+1}
+    num = base @ switch.T  # (B, k, L)
+    den = rate @ switch.T
+    events = -num / torch.where(den.abs() > 1e-14, den, 1.0)
+    return torch.where(den.abs() > 1e-14, events, torch.inf).reshape(len(s_a), -1)
+
+
+#: A bracket this narrow (relative, m/s) around a jump of the cone condition is a locked root.
+LOCK_WIDTH = 1e-10
+#: Samples per round of the sliding root search: events nearest the regula falsi point (each
+#: tested on both sides) and points of an even grid over the bracket.
+EVENTS_PER_ROUND = 6
+GRID_PER_ROUND = 8
+
+
+def _slide_root(c: _Contact, sign: Tensor, mu: float, dirs: Tensor, tol: float,
+                max_iter: int = 60, max_rounds: int = 12) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The tangential velocity ``s`` of a sliding contact point (no gradient): a root of
+    ``f(s) = p_t(s) − σ μ p_n(s)``, the finger's impulse on the edge ``σ`` of its friction cone
+    (``σ = ±1``, the side the sticking impulse leaves it by), searched from the finger's own
+    tangential velocity towards the slip that friction opposes.
+
+    ``f`` is piecewise linear in ``s`` (the line solver's ω is) and jumps where a cell's
+    friction switches between two directions of D (:func:`_event_slips`). Doubling steps
+    bracket the root; then each round samples the bracket at once (the regula falsi point,
+    both sides of the events nearest it, an even grid) and keeps the first sign change. A
+    root on a linear piece is hit by regula falsi; a sign change across an event makes the
+    event the root: the motion *locks* that cell's velocity on the switch, and its friction
+    takes the share between the two directions that puts the finger's impulse on the cone's
+    edge. Returns ``s``, whether it converged, whether it is a locked root,
+    and the finger's normal impulse at the root (B,)."""
+    batch = len(sign)
+    s_a = (c.velocity * c.tangent).sum(1)
+    w_a, _, _, p_n, p_t = c.move(s_a, dirs, tol)
+    f_a = p_t - sign * mu * p_n
+    step = f_a.abs() / c.masses.sum(1)
+    slack = c.slack()
+    s_b, f_b, w_b = s_a.clone(), f_a.clone(), w_a.clone()
+    normal = p_n.clone()
+    found = torch.zeros(batch, dtype=torch.bool, device=sign.device)
+    for _ in range(max_iter):  # expand until f changes sign
+        todo = torch.nonzero(~found).flatten()
+        if not len(todo):
+            break
+        trial = s_a[todo] - sign[todo] * step[todo]
+        w, _, ok, p_n, p_t = c[todo].move(trial, dirs, tol)
+        f = p_t - sign[todo] * mu * p_n
+        crossed = (f * sign[todo] <= 0) | ~ok
+        s_b[todo] = torch.where(crossed, trial, s_b[todo])
+        f_b[todo] = torch.where(crossed, f, f_b[todo])
+        w_b[todo] = torch.where(crossed, w, w_b[todo])
+        normal[todo] = p_n
+        s_a[todo] = torch.where(crossed, s_a[todo], trial)
+        f_a[todo] = torch.where(crossed, f_a[todo], f)
+        w_a[todo] = torch.where(crossed, w_a[todo], w)
+        step[todo] = torch.where(crossed, step[todo], 2 * step[todo])
+        found[todo] = crossed
+    done = found & (f_b.abs() <= slack)
+    locked = torch.zeros(batch, dtype=torch.bool, device=sign.device)
+    for _ in range(max_rounds):
+        todo = torch.nonzero(found & ~done).flatten()
+        if not len(todo):
+            break
+        sa, fa, sb, fb, sg = s_a[todo], f_a[todo], s_b[todo], f_b[todo], sign[todo]
+        n = len(todo)
+        # Samples, all at once: the regula falsi point, both sides of the events nearest it,
+        # and an even grid; the bracket becomes the first sign change from a towards b.
+        secant = (sa * fb - sb * fa) / (fb - fa)
+        events = _event_slips(c[todo], sa, w_a[todo], sb, w_b[todo], dirs)
+        low, high = torch.minimum(sa, sb).unsqueeze(1), torch.maximum(sa, sb).unsqueeze(1)
+        events = torch.where((events > low) & (events < high), events, torch.nan)
+        gap_to = (events - secant.unsqueeze(1)).abs().nan_to_num(torch.inf)
+        near = gap_to.topk(min(EVENTS_PER_ROUND, events.shape[1]), 1, largest=False).indices
+        at = events.gather(1, near)  # NaN where fewer events
+        delta = 1e-11 * (1 + at.abs())
+        grid = torch.linspace(0, 1, GRID_PER_ROUND + 2, dtype=sa.dtype, device=sa.device)[1:-1]
+        points = torch.cat(
+            [secant.unsqueeze(1), at - delta, at + delta,
+             sa.unsqueeze(1) + grid * (sb - sa).unsqueeze(1)], 1
+        )
+        points = torch.where(torch.isnan(points), secant.unsqueeze(1), points)
+        # Order the samples from a towards b.
+        along = (points - sa.unsqueeze(1)) * torch.sign(sb - sa).unsqueeze(1)
+        along, order = along.sort(1)
+        points = points.gather(1, order)
+        per = points.shape[1]
+        idx = todo.repeat_interleave(per)
+        w, _, ok, p_n, p_t = c[idx].move(points.flatten(), dirs, tol)
+        f = (p_t - sg.repeat_interleave(per) * mu * p_n).view(n, per)
+        ok, p_n, w = ok.view(n, per), p_n.view(n, per), w.view(n, per)
+        positive = (f * sg.unsqueeze(1) > 0) & ok
+        # First sample with σf ≤ 0 (there is one: b has it, appended last).
+        first = torch.where(~positive, torch.arange(per, device=sa.device), per).amin(1)
+        has_b = first < per
+        j_b = first.clamp(max=per - 1)
+        j_a = (first - 1).clamp(min=0)
+        left = first > 0
+        take = has_b
+        new_sb = torch.where(take, points.gather(1, j_b[:, None]).squeeze(1), sb)
+        new_fb = torch.where(take, f.gather(1, j_b[:, None]).squeeze(1), fb)
+        new_wb = torch.where(take, w.gather(1, j_b[:, None]).squeeze(1), w_b[todo])
+        p_nb = p_n.gather(1, j_b[:, None]).squeeze(1)
+        take_a = left | ~has_b
+        j_a = torch.where(has_b, j_a, per - 1)
+        new_sa = torch.where(take_a, points.gather(1, j_a[:, None]).squeeze(1), sa)
+        new_fa = torch.where(take_a, f.gather(1, j_a[:, None]).squeeze(1), fa)
+        new_wa = torch.where(take_a, w.gather(1, j_a[:, None]).squeeze(1), w_a[todo])
+        p_na = p_n.gather(1, j_a[:, None]).squeeze(1)
+        s_a[todo], f_a[todo], w_a[todo] = new_sa, new_fa, new_wa
+        s_b[todo], f_b[todo], w_b[todo] = new_sb, new_fb, new_wb
+        converged = has_b & (new_fb.abs() <= slack[todo])
+        width = (new_sb - new_sa).abs()
+        jump = ~converged & (width <= LOCK_WIDTH * (1 + new_sa.abs()))
+        # Locked: the cell's friction, hence the impulse, lies between its two sides.
+        share = new_fa / (new_fa - new_fb)
+        normal[todo] = torch.where(converged, p_nb, torch.where(
+            jump, p_na + share * (p_nb - p_na), normal[todo]))
+        s_b[todo] = torch.where(jump, 0.5 * (new_sa + new_sb), s_b[todo])
+        locked[todo] = jump
+        done[todo] = converged | jump
+    return s_b, done, locked, normal
+
+
+def _free_step(c: _Contact, dirs: Tensor, tol: float) -> Tensor:
+    """The twist (B, 3) without the finger's force: zero for an object at rest (friction
+    holds it), else the interior-point LCP of a free slide."""
+    twist = c.masses.new_zeros(len(c.masses), 3)
+    moving = torch.nonzero(~c.at_rest()).flatten()
+    if len(moving):
+        m = c[moving]
+        free, _ = rigid_lcp_step(m.masses, m.inertia, m.bound, m.arms, m.momentum(), dirs, None,
+                                 tol)
+        twist = twist.index_put((moving,), free)
+    return twist
+
+
+def _separates(c: _Contact, twist: Tensor) -> Tensor:
+    """Whether the twist keeps the object off the finger: ``n·(v_c − u) ≥ −gap/Δt``."""
+    v_contact = twist[:, 1:] + twist[:, :1] * perp(c.arm)
+    return ((v_contact - c.velocity) * c.normal).sum(1) >= (c.closing - (
+        c.velocity * c.normal).sum(1)) - 1e-9 * (1 + c.velocity.norm(dim=1))
+
+
+def _classify(c: _Contact, mu: float, dirs: Tensor, tol: float):
+    """The step's mode per push (no gradient): :data:`FREE`, :data:`STICK`, :data:`SLIDE`,
+    :data:`LOCK` or :data:`COUPLED` (the fallback), the contact point's tangential velocity
+    for the sticking and sliding ones and the finger's normal impulse on a sliding contact
+    (B,). In order: a resting object the finger does not reach
+    this step stays at rest; the finger sticks if the impulse that makes it stick lies in its
+    friction cone; else it slides if a slip puts the impulse on the cone's edge with
+    ``λ_n ≥ 0``; else the object moves freely if that keeps it off the finger; else the
+    coupled LCP decides."""
+    batch = len(c.masses)
+    slip = (c.velocity * c.tangent).sum(1)
+    mode = torch.full((batch,), COUPLED, dtype=torch.long, device=slip.device)
+    normal = torch.zeros_like(slip)
+    reaches = c.closing > 0  # the finger would overlap a resting object by the step's end
+    mode[c.at_rest() & ~reaches] = FREE
+    todo = torch.nonzero(mode == COUPLED).flatten()
+    if not len(todo):
+        return mode, slip, normal
+    t = c[todo]
+    *_, ok, p_n, p_t = t.move(slip[todo], dirs, tol)
+    slack = t.slack()
+    sticks = ok & (p_n >= -slack) & (p_t.abs() <= mu * p_n + slack)
+    mode[todo[sticks]] = STICK
+    try_free = ok & ~sticks & (p_n < -slack)
+    slides = torch.nonzero(ok & ~sticks).flatten()
+    if len(slides):
+        sign = torch.where(p_t[slides] > 0, 1.0, -1.0).to(slip.dtype)
+        root, converged, locked, p_n_s = _slide_root(t[slides], sign, mu, dirs, tol)
+        good = converged & (p_n_s >= -slack[slides])
+        mode[todo[slides[good]]] = torch.where(locked[good], LOCK, SLIDE)
+        slip[todo[slides]] = root
+        normal[todo[slides]] = p_n_s
+        try_free[slides[good]] = False
+        try_free[slides[converged & (p_n_s < -slack[slides])]] = True
+    free = torch.nonzero(try_free).flatten()
+    if len(free):
+        separate = _separates(t[free], _free_step(t[free], dirs, tol))
+        mode[todo[free[separate]]] = FREE
+    return mode, slip, normal
+
+
+def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finger, faces,
+                 pushes, turn, origin, time, dt, record):
+    """One step with the finger (module docstring): classify each push's step, then take the
+    step of its mode, differentiably."""
+    face, near, gap, normal, arm = finger_contact(faces, finger, pushes, turn, origin, time)
+    u = pushes.velocity
+    c = _Contact(masses, inertia, bound, arms, omega, cell_vel, arm, normal, perp(normal),
+                 (u * normal).sum(1) - gap / dt, gap, u)
+    mu = finger.friction
+    with torch.no_grad():
+        mode, slip, slide_normal = _classify(c, mu, dirs, tol)
+    batch = len(masses)
+    new_omega = masses.new_zeros(batch)
+    v_origin = masses.new_zeros(batch, 2)
+    push_n = masses.new_zeros(batch)
+    moving = torch.nonzero((mode == STICK) | (mode == SLIDE) | (mode == LOCK)).flatten()
+    if len(moving):
+        m = c[moving]
+        # A sticking contact point moves with the finger: its slip follows the turning tangent.
+        s = torch.where(mode[moving] == STICK, (m.velocity * m.tangent).sum(1), slip[moving])
+        if _needs_grad(m):
+            s = _implicit_slip(m, s, mode[moving], mu, dirs, tol)
+        w, v, _, p_n, _ = m.move(s, dirs, tol)
+        new_omega = new_omega.index_put((moving,), w)
+        v_origin = v_origin.index_put((moving,), v)
+        # A sliding impulse is the root's (at a locked root, between the two sides).
+        p_n = torch.where(mode[moving] == STICK, p_n.detach(), slide_normal[moving])
+        push_n = push_n.index_put((moving,), p_n)
+    free = torch.nonzero(mode == FREE).flatten()
+    if len(free):
+        twist = _free_step(c[free], dirs, tol)
+        new_omega = new_omega.index_put((free,), twist[:, 0])
+        v_origin = v_origin.index_put((free,), twist[:, 1:])
+    coupled = torch.nonzero(mode == COUPLED).flatten()
+    if len(coupled):
+        m = c[coupled]
+        J = torch.cat([perp(m.arm).unsqueeze(2),
+                       torch.eye(2, dtype=arm.dtype, device=arm.device).expand(len(coupled), 2,
+                                                                               2)], 2)
+        rows = FingerRows.build(J, m.normal, m.gap, m.velocity, mu, dt)
+        twist, lam = rigid_lcp_step(m.masses, m.inertia, m.bound, m.arms, m.momentum(), dirs,
+                                    (record.last_normal[coupled], rows), tol)
+        new_omega = new_omega.index_put((coupled,), twist[:, 0])
+        v_origin = v_origin.index_put((coupled,), twist[:, 1:])
+        push_n = push_n.index_put((coupled,), lam.detach())
+    record.add(push_n, near, faces.side[face], torch.angle(turn), mode)
+    return new_omega, v_origin
+
+
+def _needs_grad(c: _Contact) -> bool:
+    """Whether a gradient may flow through the contact's tensors."""
+    return torch.is_grad_enabled() and any(
+        getattr(c, f.name).requires_grad for f in fields(c)
+    )
+
+
+def _implicit_slip(c: _Contact, slip: Tensor, mode: Tensor, mu: float, dirs: Tensor,
+                   tol: float) -> Tensor:
+    """``slip`` with the implicit derivative of the sliding and locked roots attached (values
+    unchanged): for a root of a condition ``h(s, θ) = 0``, ``ds/dθ = −(∂h/∂θ)/(∂h/∂s)``
+    (implicit function theorem; ``∂h/∂s`` by autograd through the line solver's piece).
+
+    A sliding root solves ``h = p_t − σ μ p_n`` (the impulse on the cone's edge). A locked
+    root is set by kinematics: the locked cell's velocity stays on the switch between two
+    directions of D, ``h = (d_j − d_{j+1})·v_i``, with the cell and switch the ones its
+    velocity lies on."""
+    i = torch.nonzero((mode == SLIDE) | (mode == LOCK)).flatten()
+    if not len(i):
+        return slip
+    m = c[i]
+    leaf = slip[i].detach().requires_grad_()
+    w, _, _, p_n, p_t = m.move(leaf, dirs, tol)
+    sign = torch.where(p_t.detach() > 0, 1.0, -1.0).to(leaf.dtype)
+    f = p_t - sign * mu * p_n
+    (f_slope,) = torch.autograd.grad(f.sum(), leaf, retain_graph=True)
+    (w_slope,) = torch.autograd.grad(w.sum(), leaf, retain_graph=True)
+    lever = perp(m.arms - m.arm.unsqueeze(1))
+    vel = m.target(leaf).unsqueeze(1) + w[:, None, None] * lever  # (B, k, 2)
+    switch = dirs - dirs.roll(-1, 0)
+    off = (vel @ switch.T).flatten(1)  # (B, k·L): each velocity's offset from each switch
+    with torch.no_grad():
+        # The locked cell: its velocity is on a switch that the slip moves it across (the
+        # line solver's own kink cell stays on its switch whatever the slip: excluded).
+        moves = (m.tangent.unsqueeze(1) + w_slope[:, None, None] * lever) @ switch.T
+        moves = moves.flatten(1)
+        speed = vel.norm(dim=2).repeat_interleave(len(dirs), 1)
+        rate = off.abs() / (speed + 1e-300)
+        crosses = moves.abs() > 1e-6 * (moves.abs().amax(1, keepdim=True))
+        nearest = torch.where(crosses, rate, torch.inf).argmin(1, keepdim=True)
+    locked = mode[i] == LOCK
+    h = torch.where(locked, off.gather(1, nearest).squeeze(1), f)
+    slope = torch.where(locked, moves.gather(1, nearest).squeeze(1), f_slope)
+    if not bool((torch.isfinite(slope) & (slope != 0)).all()):
+        raise SolverError("the implicit gradient of a sliding step is undefined (a root "
+                          "condition does not depend on the slip)")
+    corrected = leaf.detach() - (h - h.detach()) / slope
+    return slip.index_put((i,), corrected)
+
 

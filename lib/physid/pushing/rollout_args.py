@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from physid.pushing.finger import FaceGeometry, Finger, check_finger
 from physid.pushing.pushes import PushBatch
 from physid.validate import check_count, check_positive, check_tensor
 
@@ -29,6 +30,7 @@ class RolloutSettings:
     friction_dirs: int
     gravity: float
     tol: float
+    finger: Finger
 
 
 def check_rollout_args(
@@ -44,12 +46,16 @@ def check_rollout_args(
     friction_dirs: int,
     gravity: float,
     tol: float,
+    finger: Finger,
+    faces: FaceGeometry | None,
 ) -> RolloutSettings:
     """Check shapes, dtypes (float64) and values; ValueError/TypeError naming the argument.
 
     ``centres (k, 2)``; ``masses (B, k)`` > 0; ``frictions (B, k)`` >= 0; ``initial_velocity
     (B, 3)`` finite; ``pushes`` None or a :class:`~physid.pushing.pushes.PushBatch` of B pushes;
-    ``cell_side``, ``dt``, ``gravity``, ``tol`` > 0; ``n_steps`` >= 0; ``friction_dirs`` >= 3.
+    ``cell_side``, ``dt``, ``gravity``, ``tol`` > 0; ``n_steps`` >= 0; ``friction_dirs`` >= 3;
+    ``finger`` a :class:`~physid.pushing.finger.Finger`; ``faces`` the object's
+    :class:`~physid.pushing.finger.FaceGeometry` (required with pushes).
     """
     check_tensor("centres", centres, shape=(None, 2), dtype=torch.float64)
     k = centres.shape[0]
@@ -65,6 +71,9 @@ def check_rollout_args(
         if len(pushes) != batch:
             raise ValueError(f"pushes must hold {batch} pushes (one per row of masses), got "
                              f"{len(pushes)}")
+        if not isinstance(faces, FaceGeometry):
+            raise TypeError(f"faces must be the object's FaceGeometry when pushing, got "
+                            f"{type(faces).__name__}")
     return RolloutSettings(
         cell_side=check_positive("cell_side", cell_side),
         dt=check_positive("dt", dt),
@@ -72,4 +81,5 @@ def check_rollout_args(
         friction_dirs=check_count("friction_dirs", friction_dirs, minimum=3),
         gravity=check_positive("gravity", gravity),
         tol=check_positive("tol", tol),
+        finger=check_finger(finger),
     )

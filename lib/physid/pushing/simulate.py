@@ -19,6 +19,7 @@ from torch import Tensor
 from physid.constants import GRAVITY
 from physid.progress import progress as progress_bar
 from physid.pushing import lcp_engine, rigid_engine
+from physid.pushing.finger import FINGER, ContactRecord, FaceGeometry, Finger, check_finger
 from physid.pushing.objects import CellObject, check_frictions, check_masses, check_object
 from physid.pushing.pushes import Push, PushBatch
 from physid.validate import (
@@ -37,10 +38,12 @@ FORMULATIONS = {"rigid": rigid_engine.rollout, "lcp": lcp_engine.rollout}
 @dataclass(frozen=True)
 class Trajectory:
     """Cell world positions ``positions`` (B, S, k, 2) — (S, k, 2) for a single push — in metres
-    at ``times`` (S,) seconds from the start of the push."""
+    at ``times`` (S,) seconds from the start of the push, and what the finger did at every step
+    (``contact``, a :class:`~physid.pushing.finger.ContactRecord`; None without a pusher)."""
 
     times: Tensor
     positions: Tensor
+    contact: ContactRecord | None = None
 
     @property
     def final(self) -> Tensor:
@@ -122,7 +125,8 @@ def simulate(
     initial_velocity: Sequence[float] | Tensor | None = None,
     friction_dirs: int = 4,
     gravity: float = GRAVITY,
-    tol: float = 1e-10,
+    tol: float = 1e-9,
+    finger: Finger = FINGER,
     progress: bool = False,
 ) -> Trajectory:
     """Simulate ``push`` (one :class:`~physid.pushing.pushes.Push`, a sequence of pushes
@@ -136,7 +140,9 @@ def simulate(
     (required without a pusher) and must be a multiple of ``dt``. ``sample_times`` default to
     every step. ``friction_dirs`` is the number of directions of D (4 in the paper);
     ``gravity`` (m/s², > 0) sets each cell's normal load ``M_i g``; ``tol`` (> 0) is the LCP
-    solver's KKT tolerance. ``progress=True`` draws a bar on the terminal (never in a page).
+    solver's KKT tolerance. ``finger`` is the pushing disc (:class:`~physid.pushing.finger.Finger`;
+    every push must be reachable by it, :func:`~physid.pushing.pushes.check_reachable`).
+    ``progress=True`` draws a bar on the terminal (never in a page).
     Every argument is checked before any work (ValueError or TypeError naming it).
     """
     check_object(obj)
@@ -145,6 +151,7 @@ def simulate(
     gravity = check_positive("gravity", gravity)
     tol = check_positive("tol", tol)
     friction_dirs = check_count("friction_dirs", friction_dirs, minimum=3)
+    check_finger(finger)
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {progress!r}")
     device = masses.device if isinstance(masses, Tensor) else obj.masses.device
@@ -153,7 +160,7 @@ def simulate(
         raise TypeError(f"push must be a Push, a sequence of pushes or None, got {push!r}")
     pushes = None
     if push is not None:
-        pushes = PushBatch.from_pushes(obj, [push] if single else list(push), device)
+        pushes = PushBatch.from_pushes(obj, [push] if single else list(push), device, finger)
         if duration is None:
             duration = pushes.duration
     if duration is None:
@@ -187,13 +194,17 @@ def simulate(
     indices = list(range(n_steps + 1))
     if sample_times is not None:
         indices = sample_indices(sample_times, dt, n_steps * dt)
+    centres = obj.centres.to(device)
+    faces = FaceGeometry.of(obj, centres)
     with progress_bar(total=n_steps, desc="simulate", disable=not progress) as bar:
-        positions = FORMULATIONS[formulation](
-            obj.centres.to(device), m, f, pushes, twist, cell_side=obj.cell_side, dt=dt,
-            n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol,
+        positions, contact = FORMULATIONS[formulation](
+            centres, m, f, pushes, twist, cell_side=obj.cell_side, dt=dt, n_steps=n_steps,
+            friction_dirs=friction_dirs, gravity=gravity, tol=tol, finger=finger, faces=faces,
             on_step=bar.update,
         )
     index = torch.tensor(indices, device=device)
     positions = positions.index_select(1, index)
     times = index.to(torch.float64) * dt
-    return Trajectory(times, positions[0] if single else positions)
+    if single:
+        return Trajectory(times, positions[0], None if contact is None else contact[0])
+    return Trajectory(times, positions, contact)
