@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -138,3 +140,78 @@ def test_blocks_must_cover_z():
     Q, p, G, h, _, _ = random_qp(7)
     with pytest.raises(ValueError, match="F_blocks cover 4 rows"):
         solve_lcp(Q, p, G, h, [torch.zeros(1, 1, 4, 4, dtype=F64)])
+
+
+def _block_pushed_by_finger(mu: float, angle: float, batch: int = 1):
+    """A free unit mass on a frictionless plane, pushed by a finger moving at 1 m/s along a
+    direction ``angle`` from the contact normal +y: the finger's rows of
+    :class:`~physid.pushing.finger.FingerRows` alone, with Coulomb friction ``mu``."""
+    from physid.pushing.finger import FingerRows
+
+    velocity = torch.tensor([[math.sin(angle), math.cos(angle)]], dtype=F64).expand(batch, 2)
+    J = torch.eye(2, dtype=F64).expand(batch, 2, 2)
+    normal = torch.tensor([[0.0, 1.0]], dtype=F64).expand(batch, 2)
+    rows = FingerRows.build(J, normal, torch.zeros(batch, dtype=F64), velocity, mu, 0.01)
+    Q = torch.eye(2, dtype=F64).expand(batch, 2, 2)
+    p = torch.zeros(batch, 2, dtype=F64)
+    return Q, p, rows, velocity
+
+
+@pytest.mark.parametrize(("mu", "angle"), [(1.0, 0.3), (0.2, 0.3), (0.0, 0.5), (0.5, -0.7)])
+def test_coupled_friction_is_coulomb(mu, angle):
+    """With the bound μ λ_n coupled into F, a block at rest pushed by a finger sticks when
+    tan(angle) ≤ μ (it moves with the finger) and otherwise slides with the friction on the
+    cone's edge: the exact Coulomb law of Figure 2, which the fixed-point rounds solve."""
+    from physid.pushing.finger import FingerRows
+    from physid.pushing.lcp import Coupling
+
+    Q, p, rows, velocity = _block_pushed_by_finger(mu, angle)
+    coupling = Coupling(block=0, row=FingerRows.BOUND_ROW, col=FingerRows.NORMAL_COL,
+                        mu=rows.mu)
+    sol = solve_lcp(Q, p, rows.G, rows.h, [rows.block], coupling=coupling)
+    lam_n, lam_plus, lam_minus = (float(sol.z[0, i]) for i in range(3))
+    v = sol.x[0].numpy()
+    assert v[1] == pytest.approx(math.cos(angle), abs=1e-8)  # the finger's normal velocity
+    assert lam_n == pytest.approx(math.cos(angle), abs=1e-8)  # unit mass: impulse = velocity
+    friction = -(lam_plus - lam_minus)  # along x: the tangent ẑ × n is −x
+    if math.tan(abs(angle)) <= mu:
+        assert v[0] == pytest.approx(math.sin(angle), abs=1e-8)
+    else:
+        assert abs(friction) == pytest.approx(mu * lam_n, abs=1e-8)
+        assert v[0] == pytest.approx(friction, abs=1e-8)
+        assert abs(v[0]) < abs(math.sin(angle))  # it lags the finger: the finger slides
+
+
+def test_coupled_friction_gradient_is_exact():
+    """The implicit gradient of the coupled system, μ included, against finite differences."""
+    from physid.pushing.finger import FingerRows
+    from physid.pushing.lcp import Coupling
+
+    def slide(mu: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
+        velocity = torch.stack([torch.sin(angle), torch.cos(angle)]).unsqueeze(0)
+        J = torch.eye(2, dtype=F64).unsqueeze(0)
+        normal = torch.tensor([[0.0, 1.0]], dtype=F64)
+        rows = FingerRows.build(J, normal, torch.zeros(1, dtype=F64), velocity, 0.0, 0.01)
+        coupling = Coupling(block=0, row=FingerRows.BOUND_ROW, col=FingerRows.NORMAL_COL,
+                            mu=mu.reshape(1, 1))
+        sol = solve_lcp(torch.eye(2, dtype=F64).unsqueeze(0), torch.zeros(1, 2, dtype=F64),
+                        rows.G, rows.h, [rows.block], coupling=coupling, tol=1e-12)
+        return sol.x
+
+    inputs = (torch.tensor(0.3, dtype=F64, requires_grad=True),
+              torch.tensor(0.6, dtype=F64, requires_grad=True))
+    assert torch.autograd.gradcheck(slide, inputs, eps=1e-6, atol=1e-6, rtol=1e-5)
+
+
+def test_bad_coupling_raises():
+    from physid.pushing.lcp import Coupling
+
+    Q, p, rows, _ = _block_pushed_by_finger(0.5, 0.2)
+    for kwargs, message in (
+        ({"block": 3}, "coupling.block"),
+        ({"row": 7}, "coupling.row"),
+        ({"mu": -rows.mu}, "coupling.mu"),
+    ):
+        args = {"block": 0, "row": 3, "col": 0, "mu": rows.mu, **kwargs}
+        with pytest.raises(ValueError, match=message):
+            solve_lcp(Q, p, rows.G, rows.h, [rows.block], coupling=Coupling(**args))

@@ -2,7 +2,8 @@
 through Differentiable Simulations".
 
 * :mod:`~physid.pushing.objects`: cell objects and the five objects of the paper;
-* :mod:`~physid.pushing.pushes`: pushing actions;
+* :mod:`~physid.pushing.pushes`: pushing actions, reachable by the finger;
+* :mod:`~physid.pushing.finger`: the finger, its contact with the object and what it records;
 * :mod:`~physid.pushing.lcp`: the batched interior-point LCP solver with implicit gradients;
 * :mod:`~physid.pushing.lcp_engine`: formulation 1, the LCP of Figure 2 with one body per cell;
 * :mod:`~physid.pushing.rigid_engine`: formulation 2, one rigid body with k friction points;
@@ -12,21 +13,35 @@ through Differentiable Simulations".
 """
 
 from physid.pushing.bullet import MAX_LINKS, simulate_bullet
+from physid.pushing.finger import FINGER, ContactEvents, ContactRecord, Finger, contact_events
 from physid.pushing.lcp import LCPSolution, SolverError, solve_lcp
 from physid.pushing.objects import OBJECT_NAMES, CellObject, from_mask, load_object, rectangle
-from physid.pushing.pushes import Push, contact_face, random_pushes
+from physid.pushing.pushes import (
+    Push,
+    check_reachable,
+    contact_face,
+    finger_start,
+    random_pushes,
+)
 from physid.pushing.simulate import Trajectory, cell_position_error, simulate
 
 __all__ = [
+    "FINGER",
     "MAX_LINKS",
     "OBJECT_NAMES",
     "CellObject",
+    "ContactEvents",
+    "ContactRecord",
+    "Finger",
     "LCPSolution",
     "Push",
     "SolverError",
     "Trajectory",
     "cell_position_error",
+    "check_reachable",
+    "contact_events",
     "contact_face",
+    "finger_start",
     "from_mask",
     "load_object",
     "random_pushes",

@@ -360,14 +360,19 @@ LOCK_WIDTH = 1e-10
 #: tested on both sides) and points of an even grid over the bracket.
 EVENTS_PER_ROUND = 6
 GRID_PER_ROUND = 8
+#: Doubling steps tried at once to bracket the sliding root.
+EXPANSIONS = 16
 
 
-def _slide_root(c: _Contact, sign: Tensor, mu: float, dirs: Tensor, tol: float,
-                max_iter: int = 60, max_rounds: int = 12) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def _slide_root(
+    c: _Contact, sign: Tensor, start: tuple[Tensor, Tensor], mu: float, dirs: Tensor,
+    tol: float, max_rounds: int = 12,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """The tangential velocity ``s`` of a sliding contact point (no gradient): a root of
     ``f(s) = p_t(s) − σ μ p_n(s)``, the finger's impulse on the edge ``σ`` of its friction cone
     (``σ = ±1``, the side the sticking impulse leaves it by), searched from the finger's own
-    tangential velocity towards the slip that friction opposes.
+    tangential velocity (where ``start`` gives ω and ``f``) towards the slip that friction
+    opposes.
 
     ``f`` is piecewise linear in ``s`` (the line solver's ω is) and jumps where a cell's
     friction switches between two directions of D (:func:`_event_slips`). Doubling steps
@@ -380,30 +385,30 @@ def _slide_root(c: _Contact, sign: Tensor, mu: float, dirs: Tensor, tol: float,
     and the finger's normal impulse at the root (B,)."""
     batch = len(sign)
     s_a = (c.velocity * c.tangent).sum(1)
-    w_a, _, _, p_n, p_t = c.move(s_a, dirs, tol)
-    f_a = p_t - sign * mu * p_n
+    w_a, f_a = start
     step = f_a.abs() / c.masses.sum(1)
     slack = c.slack()
-    s_b, f_b, w_b = s_a.clone(), f_a.clone(), w_a.clone()
-    normal = p_n.clone()
-    found = torch.zeros(batch, dtype=torch.bool, device=sign.device)
-    for _ in range(max_iter):  # expand until f changes sign
-        todo = torch.nonzero(~found).flatten()
-        if not len(todo):
-            break
-        trial = s_a[todo] - sign[todo] * step[todo]
-        w, _, ok, p_n, p_t = c[todo].move(trial, dirs, tol)
-        f = p_t - sign[todo] * mu * p_n
-        crossed = (f * sign[todo] <= 0) | ~ok
-        s_b[todo] = torch.where(crossed, trial, s_b[todo])
-        f_b[todo] = torch.where(crossed, f, f_b[todo])
-        w_b[todo] = torch.where(crossed, w, w_b[todo])
-        normal[todo] = p_n
-        s_a[todo] = torch.where(crossed, s_a[todo], trial)
-        f_a[todo] = torch.where(crossed, f_a[todo], f)
-        w_a[todo] = torch.where(crossed, w_a[todo], w)
-        step[todo] = torch.where(crossed, step[todo], 2 * step[todo])
-        found[todo] = crossed
+    # Expand: steps growing by 2 from the finger's own slip, all evaluated at once; the bracket
+    # is the first sign change.
+    growth = 2.0 ** torch.arange(EXPANSIONS, dtype=s_a.dtype, device=s_a.device)
+    trials = s_a.unsqueeze(1) - (sign * step).unsqueeze(1) * growth
+    idx = torch.arange(batch, device=s_a.device).repeat_interleave(EXPANSIONS)
+    w, _, ok, p_n, p_t = c[idx].move(trials.flatten(), dirs, tol)
+    f = (p_t - sign[idx] * mu * p_n).view(batch, EXPANSIONS)
+    w, ok, p_n = w.view(batch, EXPANSIONS), ok.view(batch, EXPANSIONS), p_n.view(batch, EXPANSIONS)
+    crossed = (f * sign.unsqueeze(1) <= 0) | ~ok
+    found = crossed.any(1)
+    j = torch.where(crossed, torch.arange(EXPANSIONS, device=s_a.device), EXPANSIONS).amin(1)
+    j = j.clamp(max=EXPANSIONS - 1)
+    before = (j - 1).clamp(min=0).unsqueeze(1)
+    first = j == 0
+    s_b = trials.gather(1, j.unsqueeze(1)).squeeze(1)
+    f_b = f.gather(1, j.unsqueeze(1)).squeeze(1)
+    w_b = w.gather(1, j.unsqueeze(1)).squeeze(1)
+    normal = p_n.gather(1, j.unsqueeze(1)).squeeze(1)
+    s_a = torch.where(first, s_a, trials.gather(1, before).squeeze(1))
+    f_a = torch.where(first, f_a, f.gather(1, before).squeeze(1))
+    w_a = torch.where(first, w_a, w.gather(1, before).squeeze(1))
     done = found & (f_b.abs() <= slack)
     locked = torch.zeros(batch, dtype=torch.bool, device=sign.device)
     for _ in range(max_rounds):
@@ -509,7 +514,7 @@ def _classify(c: _Contact, mu: float, dirs: Tensor, tol: float):
     if not len(todo):
         return mode, slip, normal
     t = c[todo]
-    *_, ok, p_n, p_t = t.move(slip[todo], dirs, tol)
+    w, _, ok, p_n, p_t = t.move(slip[todo], dirs, tol)
     slack = t.slack()
     sticks = ok & (p_n >= -slack) & (p_t.abs() <= mu * p_n + slack)
     mode[todo[sticks]] = STICK
@@ -517,7 +522,10 @@ def _classify(c: _Contact, mu: float, dirs: Tensor, tol: float):
     slides = torch.nonzero(ok & ~sticks).flatten()
     if len(slides):
         sign = torch.where(p_t[slides] > 0, 1.0, -1.0).to(slip.dtype)
-        root, converged, locked, p_n_s = _slide_root(t[slides], sign, mu, dirs, tol)
+        f_stick = p_t[slides] - sign * mu * p_n[slides]
+        root, converged, locked, p_n_s = _slide_root(
+            t[slides], sign, (w[slides], f_stick), mu, dirs, tol
+        )
         good = converged & (p_n_s >= -slack[slides])
         mode[todo[slides[good]]] = torch.where(locked[good], LOCK, SLIDE)
         slip[todo[slides]] = root
@@ -542,6 +550,7 @@ def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finge
     mu = finger.friction
     with torch.no_grad():
         mode, slip, slide_normal = _classify(c, mu, dirs, tol)
+    grad = _needs_grad(c)
     batch = len(masses)
     new_omega = masses.new_zeros(batch)
     v_origin = masses.new_zeros(batch, 2)
@@ -551,7 +560,7 @@ def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finge
         m = c[moving]
         # A sticking contact point moves with the finger: its slip follows the turning tangent.
         s = torch.where(mode[moving] == STICK, (m.velocity * m.tangent).sum(1), slip[moving])
-        if _needs_grad(m):
+        if grad:
             s = _implicit_slip(m, s, mode[moving], mu, dirs, tol)
         w, v, _, p_n, _ = m.move(s, dirs, tol)
         new_omega = new_omega.index_put((moving,), w)
