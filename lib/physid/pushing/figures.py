@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -11,12 +12,13 @@ from matplotlib.collections import PatchCollection
 from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Circle, Patch, Rectangle
 
 from physid.display import explorer
 from physid.pushing.experiments import BulletGap, PushTurns, SlidingCheck
+from physid.pushing.finger import FINGER, Finger, check_finger
 from physid.pushing.objects import OBJECT_NAMES, CellObject, load_object
-from physid.pushing.pushes import Push
+from physid.pushing.pushes import Push, finger_start
 from physid.pushing.simulate import simulate
 from physid.validate import check_number, check_positive
 
@@ -111,33 +113,45 @@ def plot_push_turns(turns: PushTurns) -> Figure:
 
 
 def plot_bullet_gap(gaps: list[BulletGap]) -> Figure:
-    """Median (line) and range (band) over pushes of the cell-position error, per object."""
-    dirs = sorted(gaps[0].errors)
-    fig, axes = plt.subplots(1, len(dirs), figsize=(7.0, 3.6), sharey=True)
-    for ax, n_dirs in zip(np.atleast_1d(axes), dirs, strict=True):
+    """Median (line) and range (band) over pushes of the cell-position error, per object, one
+    panel per friction model."""
+    models = list(gaps[0].errors)
+    fig, axes = plt.subplots(1, len(models), figsize=(7.0, 3.6), sharey=True, squeeze=False)
+    for ax, model in zip(axes[0], models, strict=True):
         for index, gap in enumerate(gaps):
-            errors = 1e3 * gap.errors[n_dirs]
+            errors = 1e3 * gap.errors[model]
             color = f"C{index}"
             ax.plot(gap.times, np.median(errors, axis=0), color=color, lw=2, label=gap.name)
             ax.fill_between(gap.times, errors.min(axis=0), errors.max(axis=0), color=color,
                             alpha=0.15)
-        ax.set_title(f"D with {n_dirs} directions")
+        ax.set_title(model, fontsize="medium")
         ax.set_xlabel("time into the push (s)")
-    np.atleast_1d(axes)[0].set_ylabel("mean cell-position error (mm)")
-    np.atleast_1d(axes)[0].legend(frameon=False)
+    axes[0, 0].set_ylabel("mean cell-position error (mm)")
+    axes[0, 0].legend(frameon=False)
     return fig
 
 
-def plot_push(obj: CellObject, push: Push, friction_scale: float = 1.0, ax=None) -> Figure:
-    """The cells before (grey) and after ``push`` (coloured by friction, with a colour bar),
-    the path of the centroid and the pusher's start and motion."""
+def _finger_disc(ax: plt.Axes, centre: np.ndarray, radius: float, **kw) -> None:
+    ax.add_patch(Circle(tuple(centre), radius, **kw))
+
+
+def plot_push(
+    obj: CellObject,
+    push: Push,
+    friction_scale: float = 1.0,
+    finger: Finger = FINGER,
+    ax=None,
+) -> Figure:
+    """The cells before (grey) and after ``push`` by ``finger`` (coloured by friction, with a
+    colour bar), the path of the centroid and the finger's disc at its start and end."""
     friction_scale = check_positive("friction_scale", friction_scale)
+    check_finger(finger)
+    frictions = obj.frictions * friction_scale
+    traj = simulate(obj, push, frictions=frictions, finger=finger)  # before any figure
     if ax is None:
         fig, ax = plt.subplots(figsize=(7.0, 4.6))
     else:
         fig = ax.figure
-    frictions = obj.frictions * friction_scale
-    traj = simulate(obj, push, frictions=frictions)
     positions = traj.positions.detach().numpy()
     _cells(ax, positions[0], obj.cell_side, facecolor="0.85", edgecolor="0.65", linewidth=0.4)
     after = _cells(ax, positions[-1], obj.cell_side, frictions.numpy(), cmap="magma",
@@ -145,23 +159,38 @@ def plot_push(obj: CellObject, push: Push, friction_scale: float = 1.0, ax=None)
                    alpha=0.85)
     path = positions.mean(axis=1)
     ax.plot(path[:, 0], path[:, 1], "k-", lw=1)
-    end = np.asarray(push.contact) + np.asarray(push.velocity) * push.duration
-    ax.annotate("", xy=end, xytext=push.contact,
-                arrowprops={"arrowstyle": "->", "color": "C2", "lw": 2})
-    ax.plot(*push.contact, "o", color="C2")
+    start = finger_start(push, finger)
+    end = start + np.asarray(push.velocity) * push.duration
+    _finger_disc(ax, start, finger.radius, facecolor="none", edgecolor="C2", lw=1.5, ls="--")
+    _finger_disc(ax, end, finger.radius, facecolor="C2", edgecolor="C2", alpha=0.6)
+    ax.plot([start[0], end[0]], [start[1], end[1]], color="C2", lw=1, ls=":")
     handles = [
         Patch(facecolor="0.85", edgecolor="0.65", label="cells at the start"),
         Patch(facecolor=plt.get_cmap("magma")(0.6), label=f"cells after {push.duration:g} s"),
         Line2D([], [], color="k", lw=1, label="path of the centroid"),
-        Line2D([], [], color="C2", marker="o", lw=2, label="pusher: start and motion"),
+        Line2D([], [], color="C2", marker="o", mfc="none", ls="--", lw=1.5,
+               label="finger at the start"),
+        Line2D([], [], color="C2", marker="o", ls="none", alpha=0.6, label="finger at the end"),
     ]
     ax.legend(handles=handles, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16),
               ncols=2)
     fig.colorbar(after, ax=ax, label="friction coefficient μ after scaling (–)")
-    ax.set_title(f"{obj.name}: friction × {friction_scale:.2f}")
+    ax.set_title(f"{obj.name}: friction × {friction_scale:.2f}, finger friction "
+                 f"{finger.friction:.2f}")
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
     ax.autoscale_view()
+    return fig
+
+
+def plot_unreachable(obj: CellObject, reason: str) -> Figure:
+    """The object at rest, with ``reason`` (why a push cannot be made) as the title."""
+    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    _cells(ax, obj.centres.numpy(), obj.cell_side, facecolor="0.85", edgecolor="0.65",
+           linewidth=0.4)
+    ax.set_title(textwrap.fill(f"No push: {reason}", 80), fontsize="small")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
     return fig
 
 
@@ -180,19 +209,42 @@ def boundary_push(obj: CellObject, position: float, angle: float, duration: floa
     return Push(tuple(mids[face]), direction, duration=duration)
 
 
-def push_explorer(position: float = 0.3, angle: float = 0.0, friction_scale: float = 1.0):
-    """Sliders over the object, the push point along its boundary, the push direction and a
-    friction scale, redrawing the cells' predicted motion (an ipywidgets view)."""
+_OBJECTS: dict[str, CellObject] = {}
+
+
+def draw_push(
+    name: str, position: float, angle_deg: float, friction_scale: float = 1.0,
+    finger_friction: float = FINGER.friction,
+) -> Figure:
+    """The explorer's figure: object ``name`` pushed at the fraction ``position`` of its
+    boundary, ``angle_deg`` (°) from the face's normal (:func:`boundary_push`), by a finger of
+    friction ``finger_friction``, with the cells' frictions scaled by ``friction_scale``
+    (:func:`plot_push`). A push the finger cannot make
+    (:func:`~physid.pushing.pushes.check_reachable`) draws the object with the reason
+    (:func:`plot_unreachable`) instead of raising."""
+    if name not in _OBJECTS:
+        _OBJECTS[name] = load_object(name)
+    obj = _OBJECTS[name]
+    finger = Finger(radius=FINGER.radius, friction=finger_friction)
+    push = boundary_push(obj, position, math.radians(angle_deg))
+    try:
+        return plot_push(obj, push, friction_scale, finger)
+    except ValueError as error:  # a push the finger cannot make: say why
+        return plot_unreachable(obj, str(error))
+
+
+def push_explorer(
+    position: float = 0.3, angle: float = 0.0, friction_scale: float = 1.0,
+    finger_friction: float = FINGER.friction,
+):
+    """Sliders over the object, the push point along its boundary, the push direction, a
+    friction scale and the finger–object friction, redrawing the cells' predicted motion (an
+    ipywidgets view of :func:`draw_push`, which draws an unreachable push's reason instead of
+    raising)."""
     import ipywidgets as widgets
 
-    objects = {name: load_object(name) for name in OBJECT_NAMES}
-
-    def draw(name: str, position: float, angle_deg: float, friction_scale: float) -> Figure:
-        obj = objects[name]
-        return plot_push(obj, boundary_push(obj, position, math.radians(angle_deg)), friction_scale)
-
     return explorer(
-        draw,
+        draw_push,
         name=widgets.Dropdown(options=list(OBJECT_NAMES), value="hammer", description="object"),
         position=widgets.FloatSlider(value=position, min=0.0, max=0.99, step=0.01,
                                      description="push point", continuous_update=False),
@@ -200,4 +252,6 @@ def push_explorer(position: float = 0.3, angle: float = 0.0, friction_scale: flo
                                       description="angle (°)", continuous_update=False),
         friction_scale=widgets.FloatSlider(value=friction_scale, min=0.25, max=2.0, step=0.05,
                                            description="friction ×", continuous_update=False),
+        finger_friction=widgets.FloatSlider(value=finger_friction, min=0.0, max=2.0, step=0.05,
+                                            description="finger μ", continuous_update=False),
     )

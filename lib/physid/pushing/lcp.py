@@ -20,11 +20,13 @@ solves one transposed reduced KKT system.
 Friction bounded by an unknown normal impulse (the ``μ_f`` entry of Figure 2, ``ξ = μ λ_n −
 ζᵀλ_t``) puts ``μ`` in ``F`` off the skew-symmetric pattern, and the LCP is no longer monotone:
 interior-point iterations can stall on it. A :class:`Coupling` names those entries; the solver
-then finds the solution by fixed-point iteration on the normal impulses (staggered projections,
-Kaufman et al. 2008): it moves ``μ λ̂_n`` into ``h``, solves the monotone LCP left, updates
-``λ̂_n`` and repeats until ``λ_n`` stops changing (:class:`SolverError` if it does not within
-``max_rounds``). The gradient is the implicit derivative of the *coupled* KKT conditions at that
-solution, so it is exact for the LCP as written, ``μ`` included.
+then treats the normal impulse as a scalar unknown per item, as staggered projections do
+(Kaufman et al. 2008): with ``μ λ̂_n`` moved into ``h`` the LCP left is monotone, and its normal
+multiplier ``Φ(λ̂_n)`` must equal ``λ̂_n``. Fixed-point steps bracket the root of
+``Φ(λ̂) − λ̂``, regula falsi (the Illinois variant) closes it, and a bracket that collapses onto
+a jump of ``Φ`` mixes the multipliers of its two sides (:class:`SolverError` if none of this
+converges within ``max_rounds``). The gradient is the implicit derivative of the *coupled* KKT
+conditions at that solution, so it is exact for the LCP as written, ``μ`` included.
 """
 
 from __future__ import annotations
@@ -387,7 +389,7 @@ def solve_lcp(
     ``max(‖r_x‖∞, ‖r_z‖∞, ‖r_y‖∞, max s⊙z)`` must fall to ``tol`` within ``max_iter``
     iterations, otherwise :class:`SolverError` reports it. With a ``coupling`` (friction
     bounded by unknown normal impulses) the entries it names are added to ``F`` and the
-    coupled LCP is solved by at most ``max_rounds`` rounds of fixed-point iteration (module
+    coupled LCP is solved by at most ``max_rounds`` rounds of the scalar root search (module
     docstring); ``rounds`` of the result counts them.
     """
     tol = check_positive("tol", tol)

@@ -13,9 +13,10 @@ Eq. (2) of Song & Boularias with :func:`physid.pushing.lcp.solve_lcp`:
   (``λ_n ≥ 0``, restitution 0, closing any gap over the step) and Coulomb friction at the
   finger, ``|λ_t| ≤ μ_c λ_n``, written as a friction block like the ground's with the unknown
   normal impulse in its bound: the ``μ_f`` entry of Figure 2. That entry makes the LCP
-  non-monotone, so :func:`~physid.pushing.lcp.solve_lcp` solves it by fixed-point rounds on
-  ``λ_n`` (staggered projections), warm-started from the previous step's impulse, and
-  differentiates the coupled system exactly.
+  non-monotone, so :func:`~physid.pushing.lcp.solve_lcp` solves it as a scalar root in
+  ``λ_n`` (each round a monotone LCP), started from the previous step's impulse, and
+  differentiates the coupled system exactly. Impulses below the solver's tolerance count as
+  zero: the finger touches when it pushes.
 * ``J_f``, ``E``, ``μ_f``: the ground friction of §5 (Cline 2002). Per cell, ``D`` holds the
   directions ``d_j`` of the friction polygon (``n_dirs = 4``: ±x and ±y, as in the paper) on
   the translational velocities only: its ω column is zero, so ``D`` spans translations and the
@@ -213,8 +214,10 @@ def rollout(
                             torch.cat([h_fric, f.h], 1), [*blocks, f.block], A, b, tol=tol,
                             coupling=coupling)
             x = sol.x
-            record.add(sol.z[:, -4 + FingerRows.NORMAL_COL] * scale.squeeze(1), near,
-                       faces.side[face], theta[:, ref], COUPLED)
+            # The interior point never returns an exact zero: below its tolerance is none.
+            lam = sol.z[:, -4 + FingerRows.NORMAL_COL]
+            lam = torch.where(lam > 10 * tol, lam, 0.0) * scale.squeeze(1)
+            record.add(lam, near, faces.side[face], theta[:, ref], COUPLED)
         vel = x.reshape(batch, k, 3)
         theta = theta + vel[..., 0] * dt
         pos = se2_step(pos, vel[..., 0], vel[..., 1:], dt)

@@ -171,7 +171,7 @@ def rigid_lcp_step(
     impulse bounds ``μ_i M_i g dt``, ``momentum (B, 3)`` the generalised momentum, ``finger``
     None or ``(start (B,), rows)``: a first guess of the normal impulse and the finger's
     :class:`~physid.pushing.finger.FingerRows` for the twist, whose Coulomb coupling is solved
-    by :func:`~physid.pushing.lcp.solve_lcp`'s fixed-point rounds.
+    by :func:`~physid.pushing.lcp.solve_lcp`'s scalar root search.
     """
     batch, k = masses.shape
     n_dirs = len(dirs)
@@ -565,8 +565,10 @@ def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finge
         w, v, _, p_n, _ = m.move(s, dirs, tol)
         new_omega = new_omega.index_put((moving,), w)
         v_origin = v_origin.index_put((moving,), v)
-        # A sliding impulse is the root's (at a locked root, between the two sides).
+        # A sliding impulse is the root's (at a locked root, between the two sides). Both modes
+        # were accepted with λ_n ≥ −(solver tolerance): within it, a negative one is none.
         p_n = torch.where(mode[moving] == STICK, p_n.detach(), slide_normal[moving])
+        p_n = p_n.clamp(min=0.0)
         push_n = push_n.index_put((moving,), p_n)
     free = torch.nonzero(mode == FREE).flatten()
     if len(free):
@@ -584,6 +586,7 @@ def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finge
                                     (record.last_normal[coupled], rows), tol)
         new_omega = new_omega.index_put((coupled,), twist[:, 0])
         v_origin = v_origin.index_put((coupled,), twist[:, 1:])
+        lam = torch.where(lam > 10 * tol * m.masses.mean(1), lam, 0.0)  # below tolerance: none
         push_n = push_n.index_put((coupled,), lam.detach())
     record.add(push_n, near, faces.side[face], torch.angle(turn), mode)
     return new_omega, v_origin
