@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from physid.inference.base import History
+from physid.inference.base import REGISTRY, History
 from physid.inference.estimators import ESTIMATORS, make_estimator
 from physid.inference.experiments import (
     compare_estimators,
@@ -17,15 +17,8 @@ from physid.inference.experiments import (
 )
 from physid.inference.likelihood import GaussianTarget, TrajectoryLikelihood
 
-TINY = {
-    "SVGD": {},
-    "CSVGD": {},
-    "SGLD": {},
-    "CEM": {},
-    "Emcee": {},
-    "NUTS": {"warmup_steps": 2, "max_tree_depth": 2},
-    "BayesSim": {"n_simulations": 64, "downsample": 5, "batch_size": 32},
-}
+#: Each registered estimator's smoke-run options (the test table comes from the registry).
+TINY = {name: dict(spec.smoke) for name, spec in REGISTRY.items()}
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +27,8 @@ def tiny_refs():
 
 
 def tiny_target(refs, name):
-    windows, defects = (4, "constraint") if name == "CSVGD" else (1, "likelihood")
+    multiple = REGISTRY[name].multiple_shooting
+    windows, defects = (4, "constraint") if multiple else (1, "likelihood")
     return TrajectoryLikelihood(
         point_mass_model(compiled=False),
         refs,

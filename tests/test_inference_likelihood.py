@@ -122,9 +122,9 @@ def test_bad_trajectories(references):
     with pytest.raises(ValueError, match="trajectories contain NaN"):
         make(bad)
     with pytest.raises(ValueError, match="same length"):
-        check_trajectories([references[0].numpy(), references[1, :-3].numpy()])
+        check_trajectories([references[0].numpy(), references[1, :-3].numpy()], 4)
     with pytest.raises(ValueError, match="trajectories must have shape"):
-        check_trajectories(np.zeros((2, 5, 3)))
+        check_trajectories(np.zeros((2, 5, 3)), 4)
     with pytest.raises(ValueError, match="shooting_windows"):
         make(references, shooting_windows=3)
     other = references.clone()

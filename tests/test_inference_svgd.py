@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from physid.inference.likelihood import GaussianTarget, MixtureTarget
-from physid.inference.svgd import CSVGD, SVGD, median_bandwidth, rbf_kernel, svgd_direction
+from physid.inference.svgd import CSVGD, SVGD, RBFKernel, median_bandwidth, svgd_direction
 
 MEAN = [0.45, 0.55]
 COV = [[0.010, 0.006], [0.006, 0.020]]
@@ -64,7 +64,7 @@ def test_svgd_projects_into_the_limits():
 
 def test_kernel_and_direction():
     x = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]], dtype=torch.float64)
-    k, h = rbf_kernel(x)
+    k, h = RBFKernel().gram(x)
     assert h == pytest.approx(median_bandwidth(x)) and h == pytest.approx(
         4 / torch.log(torch.tensor(4.0)).item()
     )

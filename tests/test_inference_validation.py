@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from physid.inference import experiments as ex
-from physid.inference.base import AdaGrad
+from physid.inference.base import REGISTRY, AdaGrad, Scaled, register
 from physid.inference.estimators import ESTIMATORS, make_estimator
 from physid.inference.likelihood import (
     GaussianTarget,
@@ -26,7 +26,7 @@ from physid.inference.likelihood import (
 )
 from physid.inference.metrics import gaussian_kl, knn_kl, mmd
 from physid.inference.pendulum import DoublePendulum, rollout
-from physid.inference.svgd import median_bandwidth, rbf_kernel, svgd_direction
+from physid.inference.svgd import RBFKernel, median_bandwidth, svgd_direction
 
 NAN, INF = math.nan, math.inf
 F64 = torch.float64
@@ -130,10 +130,15 @@ CASES = [
     ("TrajectoryLikelihood",
      lambda: TrajectoryLikelihood(model(), refs() * NAN, ex.length_limits()),
      ValueError, "trajectories"),
-    ("check_trajectories", lambda: check_trajectories(np.zeros((1, 5, 3))), ValueError,
+    ("check_trajectories", lambda: check_trajectories(np.zeros((1, 5, 3)), 4), ValueError,
      "trajectories"),
-    ("check_trajectories", lambda: check_trajectories(np.zeros((1, 1, 4))), ValueError,
+    ("check_trajectories", lambda: check_trajectories(np.zeros((1, 1, 4)), 4), ValueError,
      "trajectories"),
+    ("check_trajectories", lambda: check_trajectories(np.zeros((1, 5, 4)), 0), ValueError,
+     "state_size"),
+    ("TrajectoryLikelihood", lambda: target(inputs=np.zeros((8, 1))), ValueError, "inputs"),
+    ("TrajectoryLikelihood", lambda: target(observation_scale=(np.zeros(4), np.ones(4))),
+     ValueError, "observation_scale"),
     ("log_likelihood", lambda: target().log_likelihood(torch.zeros(3, 3, dtype=F64)),
      ValueError, "x"),
     ("log_likelihood", lambda: target().log_likelihood(torch.zeros(3, 1, dtype=F64)),
@@ -163,10 +168,14 @@ CASES = [
     ("MixtureTarget", lambda: MixtureTarget([[0.3, INF]], std=0.1), ValueError, "means"),
     # the SVGD pieces
     ("median_bandwidth", lambda: median_bandwidth(torch.zeros(3, dtype=F64)), ValueError, "x"),
-    ("rbf_kernel", lambda: rbf_kernel(x(), bandwidth=0.0), ValueError, "bandwidth"),
-    ("rbf_kernel", lambda: rbf_kernel(x(), bandwidth=NAN), ValueError, "bandwidth"),
-    ("rbf_kernel", lambda: rbf_kernel(x(), scale=-1.0), ValueError, "scale"),
-    ("rbf_kernel", lambda: rbf_kernel(x() * NAN), ValueError, "x"),
+    ("RBFKernel", lambda: RBFKernel(bandwidth=0.0), ValueError, "bandwidth"),
+    ("RBFKernel", lambda: RBFKernel(bandwidth=NAN), ValueError, "bandwidth"),
+    ("RBFKernel", lambda: RBFKernel(-1.0), ValueError, "bandwidth_factor"),
+    ("RBFKernel", lambda: RBFKernel(INF), ValueError, "bandwidth_factor"),
+    ("RBFKernel", lambda: RBFKernel("wide"), TypeError, "bandwidth_factor"),
+    ("RBFKernel", lambda: RBFKernel()(x() * NAN), ValueError, "x"),
+    ("svgd_direction", lambda: svgd_direction(x(), torch.zeros_like(x()), kernel="rbf"),
+     TypeError, "kernel"),
     ("svgd_direction", lambda: svgd_direction(x(), torch.zeros(3, 2, dtype=F64)), ValueError,
      "grad_logp"),
     ("svgd_direction", lambda: svgd_direction(x(), torch.zeros(4, 2)), TypeError, "grad_logp"),
@@ -222,6 +231,21 @@ CASES = [
     ("multimodal_experiment", lambda: ex.multimodal_experiment(TINY, runs=()), ValueError,
      "runs"),
     ("make_estimator", lambda: make_estimator("HMC", target()), ValueError, "name"),
+    ("estimator_settings", lambda: ex.estimator_settings("HMC", TINY), ValueError, "name"),
+    ("estimator_settings", lambda: ex.estimator_settings("SVGD", "quick"), TypeError, "s"),
+    ("Sizes", lambda: ex.with_sizes(TINY, scale="huge"), ValueError, "SCALE"),
+    # the registry
+    ("register", lambda: register("SVGD"), ValueError, "name"),
+    ("register", lambda: register(""), TypeError, "name"),
+    ("register", lambda: register("new", scales={"huge": Scaled()}), ValueError, "scales"),
+    ("register", lambda: register("new", scales={"quick": 3}), TypeError, "scales"),
+    ("register", lambda: register("new", options=["stepsize"]), TypeError, "options"),
+    ("register", lambda: register("new", multiple_shooting="yes"), TypeError,
+     "multiple_shooting"),
+    ("register", lambda: register("new")(dict), TypeError, "cls"),
+    ("register", lambda: register("new")(REGISTRY["SVGD"].cls), TypeError, "cls"),
+    ("Scaled", lambda: Scaled(0), ValueError, "iterations"),
+    ("Scaled", lambda: Scaled(2.5), TypeError, "iterations"),
 ]
 
 
@@ -234,7 +258,7 @@ def test_bad_input_is_refused_naming_the_argument(call, error, word):
 
 
 def est_target(name: str) -> TrajectoryLikelihood:
-    return ms_target() if name == "CSVGD" else target()
+    return ms_target() if REGISTRY[name].multiple_shooting else target()
 
 
 COMMON_BAD = [
@@ -281,11 +305,8 @@ OPTION_BAD = [
     ("SVGD", {"stepsize": 0.0}, "stepsize"),
     ("SVGD", {"stepsize": -0.1}, "stepsize"),
     ("SVGD", {"stepsize": NAN}, "stepsize"),
-    ("SVGD", {"bandwidth": 0.0}, "bandwidth"),
-    ("SVGD", {"bandwidth": -1.0}, "bandwidth"),
-    ("SVGD", {"bandwidth": NAN}, "bandwidth"),
-    ("SVGD", {"bandwidth_scale": 0.0}, "bandwidth_scale"),
-    ("SVGD", {"bandwidth_scale": INF}, "bandwidth_scale"),
+    ("SVGD", {"kernel": "rbf"}, "kernel"),
+    ("CSVGD", {"kernel": 0.5}, "kernel"),
     ("CSVGD", {"stepsize": -INF}, "stepsize"),
     ("CSVGD", {"penalty": -1.0}, "penalty"),
     ("CSVGD", {"multiplier_stepsize": 0.0}, "multiplier_stepsize"),
@@ -313,7 +334,7 @@ OPTION_BAD = [
 
 @pytest.mark.parametrize("name, options, word", OPTION_BAD)
 def test_estimator_options_are_checked(name, options, word):
-    error = TypeError if word == "hidden" else ValueError
+    error = TypeError if word in ("hidden", "kernel") else ValueError
     base = {"n_particles": 8, "downsample": 2} if name == "BayesSim" else {"n_particles": 8}
     with pytest.raises(error, match=rf"\b{word}\b"):
         make_estimator(name, est_target(name), **{**base, **options})
@@ -350,7 +371,7 @@ def test_numpy_and_torch_scalars_are_accepted():
     )
     estimator = make_estimator(
         "CSVGD", tgt, n_particles=np.int64(4), seed=np.int32(1), stepsize=np.float32(0.02),
-        bandwidth_scale=np.float16(0.5),
+        kernel=RBFKernel(np.float16(0.5), bandwidth=None),
     )
     estimator.run(np.int64(1), record_every=np.int8(1), progress=False)
     assert torch.isfinite(estimator.particles).all()

@@ -1,26 +1,37 @@
-"""The interface every estimator shares: initialise, step, run (with a progress bar), particles.
+"""The interface every estimator shares, and the one place an estimator is registered.
 
 An estimator holds a :class:`~physid.inference.likelihood.Target` and a set of particles in
 the target's coordinates. Particle methods (SVGD, CSVGD, CEM, Emcee's walkers) move ``N``
 particles at once; single-chain MCMC (SGLD, NUTS) starts at the centre of the limits and its
 ``particles`` are its last ``N`` samples. :meth:`Estimator.run` records snapshots into a
 :class:`History`.
+
+An estimator class is registered once, with the :func:`register` decorator, under its name
+with its :class:`EstimatorSpec`: the chapter's hyperparameters, its run length and options per
+scale, the likelihood it runs on (single shooting, or multiple shooting with CSVGD's defect
+constraints) and the options of a smoke run. Everything else derives from :data:`REGISTRY`:
+:data:`physid.inference.estimators.ESTIMATORS` and :func:`make_estimator
+<physid.inference.estimators.make_estimator>`, the chapter's options and run settings
+(:func:`physid.inference.experiments.estimator_settings`) and the tests' table of estimators.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TypeVar
 
 import numpy as np
 import torch
 
 from physid.inference.likelihood import Target
 from physid.progress import progress as progress_bar
-from physid.validate import check_count, check_number, check_positive, check_seed
+from physid.scales import SCALES
+from physid.validate import check_choice, check_count, check_number, check_positive, check_seed
 
 Tensor = torch.Tensor
 
@@ -143,6 +154,11 @@ class Estimator:
                 self._record(history, start)
         return history
 
+    def diagnostics(self) -> dict[str, object]:
+        """What the estimator reports besides its particles (none here; BayesSim: its
+        training losses)."""
+        return {}
+
     def _record(self, history: History, start: float) -> None:
         history.iterations.append(self.iteration)
         history.particles.append(self.particles.detach().numpy().copy())
@@ -190,9 +206,123 @@ class AdaGrad:
         return self.stepsize * direction / (self.eps + self.hist.sqrt())
 
 
-def value_and_grad(fn, x: Tensor) -> tuple[Tensor, Tensor]:
-    """``fn(x)`` (N,) and its gradient, with non-finite entries (a blown-up rollout) zeroed."""
-    x = x.detach().requires_grad_(True)
-    value = fn(x)
-    (grad,) = torch.autograd.grad(value.sum(), x)
-    return value.detach(), torch.nan_to_num(grad, nan=0.0, posinf=0.0, neginf=0.0)
+
+# -- the registry ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Scaled:
+    """An estimator's run at one scale: ``iterations`` (None: the chapter's own count) and
+    options on top of its hyperparameters."""
+
+    iterations: int | None = None
+    options: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.iterations is not None:
+            object.__setattr__(self, "iterations", check_count("iterations", self.iterations))
+        object.__setattr__(self, "options", _check_options("options", self.options))
+
+
+@dataclass(frozen=True)
+class EstimatorSpec:
+    """A registered estimator (see :func:`register`)."""
+
+    name: str
+    cls: type[Estimator]
+    options: Mapping[str, object]
+    scales: Mapping[str, Scaled]
+    multiple_shooting: bool
+    smoke: Mapping[str, object]
+
+    def at(self, scale: str) -> Scaled:
+        """The run length and options at ``scale``: the hyperparameters, then the scale's."""
+        scaled = self.scales.get(check_choice("scale", scale, SCALES), Scaled())
+        return Scaled(scaled.iterations, {**self.options, **scaled.options})
+
+
+#: Every registered estimator by name, in the order of registration (the chapter's order).
+REGISTRY: dict[str, EstimatorSpec] = {}
+
+_E = TypeVar("_E", bound=type[Estimator])
+
+
+def _check_options(name: str, options: Mapping[str, object] | None) -> Mapping[str, object]:
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping) or not all(isinstance(k, str) for k in options):
+        raise TypeError(f"{name} must be a mapping of option names to values, got {options!r}")
+    return MappingProxyType(dict(options))
+
+
+def register(
+    name: str,
+    *,
+    options: Mapping[str, object] | None = None,
+    scales: Mapping[str, Scaled] | None = None,
+    multiple_shooting: bool = False,
+    smoke: Mapping[str, object] | None = None,
+) -> Callable[[_E], _E]:
+    """A class decorator that registers an :class:`Estimator` under ``name`` (and sets its
+    :attr:`~Estimator.name`).
+
+    Args:
+        name: the estimator's name in tables, runs and :data:`REGISTRY`.
+        options: the chapter's hyperparameters (passed to the constructor at every scale).
+        scales: per scale of :data:`physid.scales.SCALES`, a :class:`Scaled` run length and
+            options (a missing scale: the chapter's iteration count, no extra options).
+        multiple_shooting: runs on the multiple-shooting likelihood with the defects as
+            constraints (CSVGD); otherwise on single shooting.
+        smoke: options for a smoke run of a few particles and steps (the tests).
+
+    ValueError for a name already registered; TypeError for a class that is not an
+    :class:`Estimator` or is registered already.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string, got {name!r}")
+    if name in REGISTRY:
+        raise ValueError(f"name {name!r} is registered already")
+    options = _check_options("options", options)
+    smoke = _check_options("smoke", smoke)
+    scales = {} if scales is None else scales
+    if not isinstance(scales, Mapping):
+        raise TypeError(f"scales must be a mapping of scales to Scaled, got {scales!r}")
+    for scale, scaled in scales.items():
+        check_choice("scales", scale, SCALES)
+        if not isinstance(scaled, Scaled):
+            raise TypeError(f"scales[{scale!r}] must be a Scaled, got {scaled!r}")
+    if not isinstance(multiple_shooting, bool):
+        raise TypeError(f"multiple_shooting must be True or False, got {multiple_shooting!r}")
+
+    def decorator(cls: _E) -> _E:
+        if not (isinstance(cls, type) and issubclass(cls, Estimator)):
+            raise TypeError(f"cls must be an Estimator subclass, got {cls!r}")
+        if any(spec.cls is cls for spec in REGISTRY.values()):
+            raise TypeError(f"cls {cls.__name__} is registered already")
+        cls.name = name
+        REGISTRY[name] = EstimatorSpec(
+            name, cls, options, MappingProxyType(dict(scales)), multiple_shooting, smoke
+        )
+        return cls
+
+    return decorator
+
+
+class RegistryView(Mapping[str, object]):
+    """A read-only view of one field of every :data:`REGISTRY` entry, by name: registering an
+    estimator adds it to every view."""
+
+    def __init__(self, field_name: str):
+        self.field_name = check_choice(
+            "field_name", field_name, tuple(EstimatorSpec.__dataclass_fields__)
+        )
+
+    def __getitem__(self, name: str) -> object:
+        return getattr(REGISTRY[name], self.field_name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(tuple(REGISTRY))
+
+    def __len__(self) -> int:
+        return len(REGISTRY)
+
+    def __repr__(self) -> str:
+        return f"RegistryView({self.field_name!r}: {list(REGISTRY)})"

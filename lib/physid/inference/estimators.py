@@ -1,5 +1,8 @@
 """The baselines of Heiden et al. (2022) behind the shared :class:`~physid.inference.base.Estimator`
-interface, and the registry of all estimators.
+interface; importing this module registers every estimator of the chapter
+(:func:`~physid.inference.base.register`; SVGD and CSVGD first, from
+:mod:`~physid.inference.svgd`), and :data:`ESTIMATORS` and :func:`make_estimator` read the
+registry.
 
 * :class:`SGLD`: preconditioned stochastic-gradient Langevin dynamics (Li et al., 2016), one
   chain from the centre of the limits (here with exact gradients).
@@ -19,19 +22,26 @@ import math
 import numpy as np
 import torch
 
-from physid.inference.base import ChainEstimator, Estimator, Tensor, value_and_grad
+from physid.inference.base import (
+    REGISTRY,
+    ChainEstimator,
+    Estimator,
+    RegistryView,
+    Scaled,
+    Tensor,
+    register,
+)
 from physid.inference.likelihood import Target, TrajectoryLikelihood
-from physid.inference.svgd import CSVGD, SVGD
+from physid.inference.svgd import CSVGD, SVGD  # noqa: F401 - registers them, first
 from physid.validate import check_choice, check_count, check_number, check_positive
 
 
+@register("SGLD", options={"stepsize": 3e-3})
 class SGLD(ChainEstimator):
     """Preconditioned SGLD: ``x ← x + ε/2 G ∇log p + N(0, ε G)``, ``G`` from RMSprop.
 
     The parameter block is projected into the limits after each step.
     """
-
-    name = "SGLD"
 
     def __init__(
         self,
@@ -53,8 +63,7 @@ class SGLD(ChainEstimator):
         self.v: Tensor | None = None
 
     def _step(self) -> None:
-        _, grad = value_and_grad(self.target.log_density, self.x[None])
-        grad = grad[0]
+        grad = self.target.log_density_and_grad(self.x[None])[1][0]
         sq = grad**2
         self.v = sq if self.v is None else self.alpha * self.v + (1 - self.alpha) * sq
         precond = 1.0 / (self.eps + self.v.sqrt())
@@ -63,6 +72,7 @@ class SGLD(ChainEstimator):
         self._accept(self.target.project(x[None])[0])
 
 
+@register("CEM", options={"components": 3, "elite_fraction": 0.2})
 class CEM(Estimator):
     """The cross-entropy method: sample a Gaussian mixture, refit it to the elite fraction.
 
@@ -70,8 +80,6 @@ class CEM(Estimator):
         components: mixture components (3 in the paper).
         elite_fraction: the share of the population the mixture is refitted to.
     """
-
-    name = "CEM"
 
     def __init__(
         self,
@@ -123,10 +131,9 @@ class CEM(Estimator):
         return self.x
 
 
+@register("Emcee")
 class Emcee(Estimator):
     """``emcee``'s ensemble sampler; the walkers are the particles (needs N ≥ 2·dim)."""
-
-    name = "Emcee"
 
     def __init__(
         self, target: Target, n_particles: int = 100, seed: int = 0, x0: Tensor | None = None
@@ -165,6 +172,15 @@ class Emcee(Estimator):
         return torch.as_tensor(self.state.coords, dtype=torch.float64)
 
 
+@register(
+    "NUTS",
+    scales={
+        "quick": Scaled(6, {"warmup_steps": 3, "max_tree_depth": 3}),
+        "default": Scaled(150, {"warmup_steps": 50, "max_tree_depth": 4}),
+        "paper": Scaled(2000, {"warmup_steps": 200, "max_tree_depth": 6}),
+    },
+    smoke={"warmup_steps": 2, "max_tree_depth": 2},
+)
 class NUTS(ChainEstimator):
     """``pyro``'s NUTS on ``u = logit(z)`` (parameters) and the raw auxiliary variables.
 
@@ -172,8 +188,6 @@ class NUTS(ChainEstimator):
         warmup_steps: iterations that adapt the step size and mass matrix.
         max_tree_depth: caps the leapfrog steps per iteration at ``2^depth − 1``.
     """
-
-    name = "NUTS"
 
     def __init__(
         self,
@@ -261,18 +275,26 @@ class _MDN(torch.nn.Module):
         )
 
 
+@register(
+    "BayesSim",
+    options={"downsample": 20},
+    scales={  # iterations: training epochs; the paper's runs: 10,000 simulations, 3,000 epochs
+        "quick": Scaled(12, {"n_simulations": 200}),
+        "default": Scaled(500, {"n_simulations": 2000}),
+        "paper": Scaled(3000, {"n_simulations": 10000}),
+    },
+    smoke={"n_simulations": 64, "downsample": 5, "batch_size": 32},
+)
 class BayesSim(Estimator):
     """Likelihood-free inference with a mixture density network (BayesSim, Ramos et al. 2019).
 
     Simulates ``n_simulations`` single-shooting trajectories from parameters drawn from the
-    prior, reduces each to every ``downsample``-th standardised state (BayesSim's
+    prior, reduces each to every ``downsample``-th standardised observation (BayesSim's
     "downsampled" input), and fits ``q(z | features)`` by maximum likelihood with Adam. The
     particles are draws from ``q`` given each reference trajectory (an equal share per
     reference: the mixture, or "sum", posterior), redrawn until they fall inside the limits.
     Only single-shooting trajectory targets qualify.
     """
-
-    name = "BayesSim"
 
     def __init__(
         self,
@@ -298,9 +320,14 @@ class BayesSim(Estimator):
         self.batch_size = check_count("batch_size", batch_size)
 
     def features(self, trajectories: Tensor) -> Tensor:
-        """Every ``downsample``-th standardised state of (…, T+1, 4) trajectories, flattened."""
-        states = self.target.standardise(trajectories)[..., :: self.downsample, :]
-        return states.reshape(*states.shape[:-2], -1)
+        """Every ``downsample``-th standardised observation of (…, T+1, S) trajectories,
+        flattened."""
+        measured = self.target.observations(trajectories)[..., :: self.downsample, :]
+        return measured.reshape(*measured.shape[:-2], -1)
+
+    def diagnostics(self) -> dict[str, object]:
+        """The mean training loss of each epoch so far."""
+        return {"losses": list(self.losses)}
 
     def _start(self, x0: Tensor) -> None:
         m = self.target.n_params
@@ -361,18 +388,11 @@ class BayesSim(Estimator):
         return self.x
 
 
-#: Every estimator by name, in the order the chapter reports them.
-ESTIMATORS: dict[str, type[Estimator]] = {
-    "SVGD": SVGD,
-    "CSVGD": CSVGD,
-    "SGLD": SGLD,
-    "CEM": CEM,
-    "Emcee": Emcee,
-    "NUTS": NUTS,
-    "BayesSim": BayesSim,
-}
+#: Every estimator class by name, in the order the chapter reports them (a view of
+#: :data:`~physid.inference.base.REGISTRY`).
+ESTIMATORS = RegistryView("cls")
 
 
 def make_estimator(name: str, target: Target, **options: object) -> Estimator:
     """The estimator ``name`` (a key of :data:`ESTIMATORS`) on ``target``."""
-    return ESTIMATORS[check_choice("name", name, tuple(ESTIMATORS))](target, **options)
+    return REGISTRY[check_choice("name", name, tuple(REGISTRY))].cls(target, **options)

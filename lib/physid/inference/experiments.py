@@ -3,7 +3,8 @@
 * :func:`synthetic_problem`: a point-mass double pendulum whose two link lengths are drawn from a
   known, elongated 2-D Gaussian around (1.5 m, 2.0 m); the prior is U[0.5, 5] m on both.
 * :func:`compare_estimators`: every estimator on it, through ``joblib`` (one job per estimator
-  and seed), with the parameter KL, the trajectory MMD and the log-likelihood per snapshot.
+  and seed), with the parameter KL, the trajectory MMD and the log-likelihood per snapshot;
+  each runs as registered (:func:`estimator_settings`, :func:`physid.inference.base.register`).
 * :func:`likelihood_landscape`: the log-likelihood over a grid of link lengths for single and
   multiple shooting.
 * :func:`multimodal_experiment`: two references from two parameter settings; CSVGD with the
@@ -19,19 +20,23 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import torch
 
+from physid.inference.base import REGISTRY, RegistryView
 from physid.inference.estimators import ESTIMATORS, make_estimator
 from physid.inference.likelihood import Limits, TrajectoryLikelihood
 from physid.inference.metrics import knn_kl, mmd
 from physid.inference.pendulum import SIDEWAYS, DoublePendulum
-from physid.scales import select
+from physid.inference.svgd import RBFKernel
+from physid.scales import check_scale, select
 from physid.threads import one_torch_thread
 from physid.validate import check_array, check_choice, check_count, check_positive, check_seed
 
 
 @dataclass(frozen=True)
 class Sizes:
-    """Run sizes of the chapter (see :data:`SIZES`)."""
+    """Run sizes of the chapter (see :data:`SIZES`); an estimator's own run length and
+    options per scale are registered with it (:func:`estimator_settings`)."""
 
+    scale: str
     n_particles: int
     iterations: int
     record_every: int
@@ -39,11 +44,6 @@ class Sizes:
     n_steps: int
     windows: int
     truth_samples: int
-    nuts_iterations: int
-    nuts_warmup: int
-    nuts_tree_depth: int
-    bayessim_simulations: int
-    bayessim_epochs: int
     multimodal_iterations: int
     multimodal_steps: int
     landscape_points: int
@@ -54,7 +54,9 @@ class Sizes:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "seeds":
+            if f.name == "scale":
+                check_scale(value)
+            elif f.name == "seeds":
                 object.__setattr__(self, "seeds", _check_seeds(value))
             elif f.name == "n_jobs":
                 object.__setattr__(self, "n_jobs", _check_jobs(value))
@@ -87,10 +89,11 @@ def _check_jobs(n_jobs: int) -> int:
     return int(n_jobs)
 
 
-#: Sizes per scale. ``paper`` has 100 particles and 2,000 iterations as in the paper, 10,000
-#: BayesSim simulations and 3,000 epochs; ``default`` fits in minutes on 2 cores.
+#: Sizes per scale. ``paper`` has 100 particles and 2,000 iterations as in the paper (NUTS' and
+#: BayesSim's own run lengths are registered with them); ``default`` fits in minutes on 2 cores.
 SIZES: dict[str, Sizes] = {
     "quick": Sizes(
+        scale="quick",
         n_particles=16,
         iterations=12,
         record_every=4,
@@ -98,11 +101,6 @@ SIZES: dict[str, Sizes] = {
         n_steps=60,
         windows=5,
         truth_samples=200,
-        nuts_iterations=6,
-        nuts_warmup=3,
-        nuts_tree_depth=3,
-        bayessim_simulations=200,
-        bayessim_epochs=12,
         multimodal_iterations=12,
         multimodal_steps=60,
         landscape_points=12,
@@ -110,6 +108,7 @@ SIZES: dict[str, Sizes] = {
         compiled=False,
     ),
     "default": Sizes(
+        scale="default",
         n_particles=100,
         iterations=500,
         record_every=10,
@@ -117,17 +116,13 @@ SIZES: dict[str, Sizes] = {
         n_steps=400,
         windows=10,
         truth_samples=1000,
-        nuts_iterations=150,
-        nuts_warmup=50,
-        nuts_tree_depth=4,
-        bayessim_simulations=2000,
-        bayessim_epochs=500,
         multimodal_iterations=400,
         multimodal_steps=300,
         landscape_points=61,
         n_jobs=2,
     ),
     "paper": Sizes(
+        scale="paper",
         n_particles=100,
         iterations=2000,
         record_every=20,
@@ -135,11 +130,6 @@ SIZES: dict[str, Sizes] = {
         n_steps=400,
         windows=10,
         truth_samples=2000,
-        nuts_iterations=2000,
-        nuts_warmup=200,
-        nuts_tree_depth=6,
-        bayessim_simulations=10000,
-        bayessim_epochs=3000,
         multimodal_iterations=2000,
         multimodal_steps=300,
         landscape_points=101,
@@ -170,16 +160,9 @@ PAPER_KL: dict[str, float] = {"SVGD": 0.2, "Emcee": 1.5, "SGLD": 3.0, "NUTS": 3.
 #: Masses (kg) of the synthetic pendulum's point masses.
 POINT_MASSES = (1.0, 1.0)
 
-#: Hyperparameters per estimator (the iteration counts come from :class:`Sizes`).
-OPTIONS: dict[str, dict] = {
-    "SVGD": {"stepsize": 0.02},
-    "CSVGD": {"stepsize": 0.02, "penalty": 1.0, "multiplier_stepsize": 0.1},
-    "SGLD": {"stepsize": 3e-3},
-    "CEM": {"components": 3, "elite_fraction": 0.2},
-    "Emcee": {},
-    "NUTS": {},
-    "BayesSim": {"downsample": 20},
-}
+#: The chapter's hyperparameters per estimator, in the chapter's order (a view of the registry,
+#: :func:`physid.inference.base.register`; the run lengths: :func:`estimator_settings`).
+OPTIONS = RegistryView("options")
 
 
 def truth_covariance() -> np.ndarray:
@@ -278,20 +261,27 @@ def synthetic_problem(s: Sizes, seed: int = 0) -> SyntheticProblem:
     return SyntheticProblem(model, length_limits(), theta_refs, refs, truth, mean, cov)
 
 
-def estimator_settings(name: str, s: Sizes) -> tuple[int, int, dict, dict]:
-    """(iterations, windows, target options, estimator options) of ``name`` at sizes ``s``."""
+@dataclass(frozen=True)
+class EstimatorSettings:
+    """How the chapter runs one estimator at some sizes (see :func:`estimator_settings`)."""
+
+    iterations: int
+    windows: int
+    target: dict[str, object]
+    options: dict[str, object]
+
+
+def estimator_settings(name: str, s: Sizes) -> EstimatorSettings:
+    """The iterations, shooting windows, target options and estimator options of ``name`` at
+    sizes ``s``, from its registration (:data:`physid.inference.base.REGISTRY`)."""
     s = _check_sizes(s)
-    options = dict(OPTIONS[check_choice("name", name, tuple(ESTIMATORS))])
-    iterations, windows, target = s.iterations, 1, {"defects": "likelihood"}
-    if name == "CSVGD":
-        windows, target = s.windows, {"defects": "constraint"}
-    elif name == "NUTS":
-        iterations = s.nuts_iterations
-        options.update(warmup_steps=s.nuts_warmup, max_tree_depth=s.nuts_tree_depth)
-    elif name == "BayesSim":
-        iterations = s.bayessim_epochs
-        options.update(n_simulations=s.bayessim_simulations)
-    return iterations, windows, target, options
+    spec = REGISTRY[check_choice("name", name, tuple(REGISTRY))]
+    scaled = spec.at(s.scale)
+    iterations = s.iterations if scaled.iterations is None else scaled.iterations
+    options = dict(scaled.options)
+    if spec.multiple_shooting:
+        return EstimatorSettings(iterations, s.windows, {"defects": "constraint"}, options)
+    return EstimatorSettings(iterations, 1, {"defects": "likelihood"}, options)
 
 
 @dataclass
@@ -347,19 +337,19 @@ def run_estimator(
     name: str, s: Sizes, seed: int = 0, problem_seed: int = 0, progress: bool = False
 ) -> EstimatorRun:
     """Run one estimator on the synthetic problem and evaluate every snapshot (one thread)."""
-    iterations, windows, target_options, options = estimator_settings(name, s)
+    settings = estimator_settings(name, s)
     seed = check_seed("seed", seed)
     with one_torch_thread():
         problem = synthetic_problem(s, problem_seed)
-        target = problem.target(windows=windows, **target_options)
-        estimator = make_estimator(name, target, n_particles=s.n_particles, seed=seed, **options)
+        target = problem.target(windows=settings.windows, **settings.target)
+        estimator = make_estimator(
+            name, target, n_particles=s.n_particles, seed=seed, **settings.options
+        )
+        iterations = settings.iterations
         every = max(1, min(s.record_every, iterations // 10 or 1))
         history = estimator.run(iterations, record_every=every, progress=progress)
         thetas = [target.parameters(torch.as_tensor(p)).numpy() for p in history.particles]
         metrics = np.array([evaluate(problem, th) for th in thetas])
-    extra = {}
-    if name == "BayesSim":
-        extra["losses"] = list(estimator.losses)
     return EstimatorRun(
         name,
         seed,
@@ -370,7 +360,7 @@ def run_estimator(
         metrics[:, 1],
         metrics[:, 2],
         metrics[:, 3],
-        extra,
+        estimator.diagnostics(),
     )
 
 
@@ -517,7 +507,7 @@ def _multimodal_run(run: MultimodalRun, s: Sizes, seed: int) -> EstimatorRun:
         if run.start != "rollout":
             z = target.initial(s.n_particles, seed)[:, : target.n_params]
             x0 = target.on_reference(z, int(run.start.split()[-1]))
-        options = {**OPTIONS["CSVGD"], "bandwidth_scale": run.bandwidth_scale}
+        options = {**OPTIONS["CSVGD"], "kernel": RBFKernel(run.bandwidth_scale)}
         estimator = make_estimator(
             "CSVGD", target, n_particles=s.n_particles, seed=seed, x0=x0, **options
         )

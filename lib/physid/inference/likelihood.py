@@ -4,13 +4,19 @@ Every estimator in :mod:`physid.inference.estimators` works on a :class:`Target`
 ``x`` per particle whose first ``n_params`` entries are the simulation parameters, normalised to
 the unit box of their limits (``z = (θ − θ_min) / (θ_max − θ_min)``), followed by any auxiliary
 variables (the shooting states of multiple shooting, in standardised state units). A target
-gives the log-likelihood (differentiable), the box prior, the equality constraints CSVGD
-enforces, and start particles (a scrambled Sobol sequence over the limits, seeded).
+gives its dimension, the log-likelihood and the log-density with its gradient (differentiable),
+the box prior on the parameter block (the limits, with their violation and projection), the
+equality constraints CSVGD enforces, and start particles (a scrambled Sobol sequence over the
+limits, seeded). The estimators use nothing else.
 
-:class:`TrajectoryLikelihood` is the paper's likelihood: Gaussian in (standardised) trajectory
-space, by single shooting or by multiple shooting with defect constraints, over one or several
-reference trajectories combined as an equal-weight mixture (a sum, through logsumexp) or as a
-product. :class:`GaussianTarget` and :class:`MixtureTarget` are closed-form targets for tests.
+:class:`TrajectoryLikelihood` is the paper's likelihood of any
+:class:`~physid.inference.simulator.Simulator` (the double pendulum, or a model with a known
+input ``u(t)`` and a partial measurement): Gaussian in (standardised) observation space, by
+single shooting or by multiple shooting with defect constraints (its shooting layout:
+``windows`` of ``horizon`` steps), over one or several reference trajectories combined as an
+equal-weight mixture (a sum, through logsumexp) or as a product. The state, input and
+observation sizes come from the simulator. :class:`GaussianTarget` and :class:`MixtureTarget`
+are closed-form targets for tests.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import numpy as np
 import torch
 from scipy.stats import qmc
 
-from physid.inference.pendulum import DoublePendulum
+from physid.inference.simulator import Simulator
 from physid.validate import (
     check_array,
     check_choice,
@@ -148,6 +154,15 @@ class Target:
     def _log_density(self, x: Tensor) -> Tensor:
         return self._log_likelihood(x)
 
+    def log_density_and_grad(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """:meth:`log_density` (N,) and its gradient (N, dim) in ``x``, the ``∇ log p`` of
+        SVGD's Eq. (inf-svgd) and of SGLD, with non-finite entries (a blown-up rollout)
+        zeroed."""
+        x = self.check_x(x).detach().requires_grad_(True)
+        value = self._log_density(x)
+        (grad,) = torch.autograd.grad(value.sum(), x)
+        return value.detach(), torch.nan_to_num(grad, nan=0.0, posinf=0.0, neginf=0.0)
+
     def constraints(self, x: Tensor) -> Tensor:
         """Equality constraints ``g(x) = 0`` that CSVGD enforces besides the limits: (N, C)."""
         return self.density_and_constraints(x)[1]
@@ -252,12 +267,13 @@ class MixtureTarget(Target):
 SHOOTING_SPREAD = 0.1
 
 
-def check_trajectories(trajectories, name: str = "trajectories") -> Tensor:
-    """Reference trajectories as an (R, T, 4) float64 tensor; ValueError naming ``name``.
+def check_trajectories(trajectories, state_size: int, name: str = "trajectories") -> Tensor:
+    """Reference trajectories as an (R, T, S) float64 tensor; ValueError naming ``name``.
 
-    Accepts one (T, 4) array, an (R, T, 4) array or a list of (T, 4) arrays (which must all
-    have the same length). Row 0 of each is the start state.
+    Accepts one (T, S) array, an (R, T, S) array or a list of (T, S) arrays (which must all
+    have the same length), ``S = state_size``. Row 0 of each is the start state.
     """
+    state_size = check_count("state_size", state_size)
     if isinstance(trajectories, list | tuple):
         arrays = [np.asarray(a, dtype=float) for a in trajectories]
         if not arrays:
@@ -269,9 +285,9 @@ def check_trajectories(trajectories, name: str = "trajectories") -> Tensor:
     x = torch.as_tensor(np.asarray(trajectories, dtype=float), dtype=torch.float64)
     if x.ndim == 2:
         x = x[None]
-    if x.ndim != 3 or x.shape[-1] != 4 or x.shape[1] < 2:
+    if x.ndim != 3 or x.shape[-1] != state_size or x.shape[1] < 2:
         raise ValueError(
-            f"{name} must have shape (R, T, 4) with T >= 2 (row 0 the start state), "
+            f"{name} must have shape (R, T, {state_size}) with T >= 2 (row 0 the start state), "
             f"got {tuple(x.shape)}"
         )
     if not torch.isfinite(x).all():
@@ -279,14 +295,53 @@ def check_trajectories(trajectories, name: str = "trajectories") -> Tensor:
     return x
 
 
+def _check_inputs(inputs, model: Simulator, data: Tensor) -> Tensor | None:
+    """The known inputs (R, T, U) of the references, or None for a simulator without input."""
+    refs, n_steps, size = data.shape[0], data.shape[1] - 1, model.input_size
+    if size == 0:
+        if inputs is not None:
+            raise ValueError(f"inputs must be None: the simulator has no input, got {inputs!r}")
+        return None
+    if inputs is None:
+        raise ValueError(f"inputs must be given: the simulator takes an input of size {size}")
+    u = torch.as_tensor(check_array("inputs", inputs), dtype=torch.float64)
+    if u.ndim == 2:
+        u = u[None].expand(refs, -1, -1)
+    if tuple(u.shape) != (refs, n_steps, size):
+        raise ValueError(
+            f"inputs must have shape ({refs}, {n_steps}, {size}) (one input per reference and "
+            f"step) or ({n_steps}, {size}), got {tuple(u.shape)}"
+        )
+    return u
+
+
+def _check_scale(name: str, scale, size: int) -> tuple[Tensor, Tensor]:
+    if not isinstance(scale, tuple | list) or len(scale) != 2:
+        raise ValueError(f"{name} must be a pair (mean, std), got {scale!r}")
+    mean = check_array(f"{name} mean", scale[0], shape=(size,))
+    std = check_array(f"{name} std", scale[1], shape=(size,), positive=True)
+    return torch.as_tensor(mean), torch.as_tensor(std)
+
+
+def _mean_std(values: Tensor) -> tuple[Tensor, Tensor]:
+    flat = values.reshape(-1, values.shape[-1])
+    return flat.mean(0), flat.std(0)
+
+
 class TrajectoryLikelihood(Target):
     """The Gaussian trajectory likelihood of simulation parameters, Heiden et al. (2022).
 
+    Eq. (inf-lik) of the chapter for each reference, by single shooting or by multiple
+    shooting (Eq. inf-ms, with the defects ``g_def`` as constraints or as a Gaussian), combined
+    over the references by Eq. (inf-combine): the sum (Eq. 9 of the paper) or the product
+    (Eq. 10). The simulator is any :class:`~physid.inference.simulator.Simulator`.
+
     Args:
-        model: the simulator; its ``names`` must equal ``limits.names``.
-        trajectories: reference trajectories (R, T+1, 4); row 0 of each is its start state.
+        model: the simulator; its ``param_names`` must equal ``limits.names``.
+        trajectories: reference state trajectories (R, T+1, S); row 0 of each is its start
+            state, and the likelihood compares ``model.observe`` of the rest.
         limits: the parameter limits (the box prior).
-        sigma_obs: observation noise, in standardised state units.
+        sigma_obs: observation noise, in standardised observation units.
         combine: ``"sum"`` (an equal-weight mixture over the references, Eq. 9 of the paper)
             or ``"product"`` (independent samples, Eq. 10).
         shooting_windows: 1 for single shooting; ``W > 1`` splits the T steps into W windows,
@@ -298,18 +353,24 @@ class TrajectoryLikelihood(Target):
             ``(s^s − s) / σ_def`` per state dimension and window boundary, or ``"squared"``,
             the paper's ``‖s^s − s‖² / σ_def²`` per boundary. The squared form is never
             negative, so its multipliers can only grow; the signed form lets them settle.
-        state_scale: ``(mean, std)`` of the four state dimensions for the standardisation;
+        state_scale: ``(mean, std)`` of the S state dimensions for the standardisation;
             default: over the reference trajectories.
         shooting_spread: the spread (standard deviation, standardised state units) of the
             start shooting states around each particle's own rollout (see :meth:`auxiliary`).
+        inputs: the known inputs ``u(t)`` (R, T, U) of the references, or one (T, U) sequence
+            for all; required when ``model.input_size > 0``, else None. Multiple shooting
+            needs one input sequence shared by the references (as it needs one start state).
+        observation_scale: ``(mean, std)`` of the O measured dimensions; default: over the
+            references' observations. None for a model that measures the whole state
+            (``observe`` returns its argument): its observations take ``state_scale``.
 
-    States are standardised by the mean and standard deviation of each state dimension over
-    the reference trajectories (we divide by σ, not σ²).
+    States and observations are standardised by the mean and standard deviation of each
+    dimension over the references (we divide by σ, not σ²).
     """
 
     def __init__(
         self,
-        model: DoublePendulum,
+        model: Simulator,
         trajectories,
         limits: Limits,
         sigma_obs: float = 0.1,
@@ -320,14 +381,20 @@ class TrajectoryLikelihood(Target):
         defect_form: str = "vector",
         state_scale: tuple | None = None,
         shooting_spread: float = SHOOTING_SPREAD,
+        inputs=None,
+        observation_scale: tuple | None = None,
     ):
-        if not isinstance(model, DoublePendulum):
-            raise TypeError(f"model must be a DoublePendulum, got {type(model).__name__}")
+        if not isinstance(model, Simulator):
+            raise TypeError(
+                f"model must be a Simulator (physid.inference.simulator), "
+                f"got {type(model).__name__}"
+            )
         if not isinstance(limits, Limits):
             raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
-        if tuple(model.names) != tuple(limits.names):
+        if tuple(model.param_names) != tuple(limits.names):
             raise ValueError(
-                f"limits name the parameters {limits.names}, the model estimates {model.names}"
+                f"limits name the parameters {limits.names}, the model estimates "
+                f"{tuple(model.param_names)}"
             )
         self.combine = check_choice("combine", combine, ("sum", "product"))
         self.defects = check_choice("defects", defects, ("constraint", "likelihood"))
@@ -335,78 +402,119 @@ class TrajectoryLikelihood(Target):
         self.sigma_obs = check_positive("sigma_obs", sigma_obs)
         self.sigma_def = check_positive("sigma_def", sigma_def)
         self.shooting_spread = check_nonnegative("shooting_spread", shooting_spread)
-        data = check_trajectories(trajectories)
+        self.state_size = check_count("model.state_size", model.state_size)
+        self.observation_size = check_count("model.observation_size", model.observation_size)
+        check_count("model.input_size", model.input_size, 0)
+        data = check_trajectories(trajectories, self.state_size)
         n_steps = data.shape[1] - 1
         windows = check_count("shooting_windows", shooting_windows, maximum=n_steps)
         if n_steps % windows:
             raise ValueError(
                 f"shooting_windows must divide the {n_steps} steps, got {shooting_windows!r}"
             )
+        self.inputs = _check_inputs(inputs, model, data)
         if windows > 1 and not torch.allclose(data[:, 0], data[:1, 0].expand_as(data[:, 0])):
             raise ValueError(
                 "trajectories must share one start state for multiple shooting over several "
                 "references"
             )
+        if windows > 1 and self.inputs is not None and not torch.equal(
+            self.inputs, self.inputs[:1].expand_as(self.inputs)
+        ):
+            raise ValueError(
+                "inputs must be the same for every reference for multiple shooting"
+            )
         self.model, self.limits, self.data = model, limits, data
         self.windows = windows
         self.n_steps, self.horizon = n_steps, n_steps // windows
-        if state_scale is None:
-            flat = data.reshape(-1, 4)
-            state_scale = (flat.mean(0), flat.std(0))
-        if not isinstance(state_scale, tuple | list) or len(state_scale) != 2:
-            raise ValueError(f"state_scale must be a pair (mean, std), got {state_scale!r}")
-        mean = check_array("state_scale mean", state_scale[0], shape=(4,))
-        std = check_array("state_scale std", state_scale[1], shape=(4,), positive=True)
-        self.state_mean, self.state_std = torch.as_tensor(mean), torch.as_tensor(std)
-        self.observed = self.standardise(data[:, 1:])  # (R, T, 4)
+        self.state_mean, self.state_std = _check_scale(
+            "state_scale", _mean_std(data) if state_scale is None else state_scale,
+            self.state_size,
+        )
+        # A simulator whose observe() returns its argument measures the whole state: its
+        # observations are the standardised states, one standardisation shared with the
+        # defects (so their gradients add up before the division, as in Eq. inf-ms).
+        measured = model.observe(data)
+        self.measures_state = measured is data
+        if self.measures_state and observation_scale is not None:
+            raise ValueError(
+                "observation_scale must be None: the simulator measures the whole state "
+                f"(give state_scale), got {observation_scale!r}"
+            )
+        if self.measures_state:
+            self.observation_mean, self.observation_std = self.state_mean, self.state_std
+        else:
+            self.observation_mean, self.observation_std = _check_scale(
+                "observation_scale",
+                _mean_std(measured) if observation_scale is None else observation_scale,
+                self.observation_size,
+            )
+        self.observed = self.observations(data[:, 1:])  # (R, T, O)
         self.n_params = limits.dim
-        self.n_shoot = 4 * (windows - 1)
+        self.n_shoot = self.state_size * (windows - 1)
         self.dim = self.n_params + self.n_shoot
         self._boundaries = torch.arange(1, windows) * self.horizon - 1  # index of s_{w h}
 
     # -- coordinates -----------------------------------------------------------------------
     def standardise(self, states: Tensor) -> Tensor:
-        """States (..., 4) in standardised units: each dimension less its mean, over its std."""
+        """States (..., S) in standardised units: each dimension less its mean, over its std."""
         return (states - self.state_mean) / self.state_std
 
     def unstandardise(self, states: Tensor) -> Tensor:
         """The inverse of :meth:`standardise`."""
         return self.state_mean + self.state_std * states
 
+    def standardise_observations(self, measured: Tensor) -> Tensor:
+        """Measurements (..., O) in standardised units, like :meth:`standardise`."""
+        return (measured - self.observation_mean) / self.observation_std
+
+    def observations(self, states: Tensor) -> Tensor:
+        """The standardised measurements (..., O) of states (..., S): what the likelihood
+        compares with the references (the standardised states if the model measures them)."""
+        if self.measures_state:
+            return self.standardise(states)
+        return self.standardise_observations(self.model.observe(states))
+
     def parameters(self, x: Tensor) -> Tensor:
         """Physical parameters (N, M) of the particles ``x``."""
         return self.limits.denormalise(self.check_x(x, "x")[..., : self.n_params])
 
     def shooting_states(self, x: Tensor) -> Tensor:
-        """The start states (N, W−1, 4) of windows 2…W, in physical units."""
-        shoot = x[..., self.n_params :].reshape(*x.shape[:-1], self.windows - 1, 4)
+        """The start states (N, W−1, S) of windows 2…W, in physical units."""
+        shoot = x[..., self.n_params :].reshape(*x.shape[:-1], self.windows - 1, self.state_size)
         return self.unstandardise(shoot)
 
     # -- simulation ------------------------------------------------------------------------
     def _simulate_windows(self, x: Tensor) -> tuple[Tensor, Tensor | None]:
-        """Predicted standardised states (N, R', T, 4) and the defects (N, W−1, 4) or None."""
+        """Predicted standardised observations (N, R', T, O) and the defects (N, W−1, S) or
+        None (single shooting)."""
         theta = self.limits.denormalise(x[..., : self.n_params])
-        s0 = self.data[:, 0]  # (R, 4)
-        simulate = self.model.simulate_unchecked
+        s0, u, size = self.data[:, 0], self.inputs, self.state_size  # (R, S), (R, T, U)
         if self.windows == 1:
-            pred = simulate(theta[:, None, :], s0[None], self.n_steps)  # (N, R, T, 4)
-            return self.standardise(pred), None
+            u = None if u is None else u[None]
+            states = self.model.rollout(theta[:, None, :], s0[None], self.n_steps, u)
+            return self.observations(states), None  # (N, R, T, O)
         starts = torch.cat(
-            (s0[:1].expand(x.shape[0], 1, 4), self.shooting_states(x)), 1
-        )  # (N, W, 4)
-        pred = simulate(theta[:, None, :], starts, self.horizon)  # (N, W, h, 4)
-        pred = self.standardise(pred)
-        defects = x[:, self.n_params :].reshape(-1, self.windows - 1, 4) - pred[:, :-1, -1]
-        return pred.reshape(x.shape[0], 1, self.n_steps, 4), defects
+            (s0[:1].expand(x.shape[0], 1, size), self.shooting_states(x)), 1
+        )  # (N, W, S)
+        if u is not None:
+            u = u[0].reshape(self.windows, self.horizon, -1)[None]  # (1, W, h, U)
+        states = self.model.rollout(theta[:, None, :], starts, self.horizon, u)  # (N, W, h, S)
+        standard = self.standardise(states)
+        defects = x[:, self.n_params :].reshape(-1, self.windows - 1, size) - standard[:, :-1, -1]
+        pred = standard if self.measures_state else self.observations(states)
+        return pred.reshape(x.shape[0], 1, self.n_steps, self.observation_size), defects
 
     def _per_reference(self, pred: Tensor) -> Tensor:
-        """Log-likelihood (N, R) of each reference under the predicted trajectories."""
-        resid = (pred - self.observed[None]) / self.sigma_obs  # (N, R, T, 4)
-        count = self.n_steps * 4
+        """Log-likelihood (N, R) of each reference under the predicted observations, Eq.
+        (inf-lik)."""
+        resid = (pred - self.observed[None]) / self.sigma_obs  # (N, R, T, O)
+        count = self.n_steps * self.observation_size
         log_norm = -0.5 * count * math.log(2 * math.pi * self.sigma_obs**2)
         return -0.5 * (resid**2).sum((-1, -2)) + log_norm
 
     def _combine(self, per_ref: Tensor) -> Tensor:
+        """The sum (mixture, logsumexp) or the product over the references, Eq. (inf-combine)."""
         if self.combine == "product":
             return per_ref.sum(-1)
         return torch.logsumexp(per_ref, -1) - math.log(per_ref.shape[-1])
@@ -440,20 +548,21 @@ class TrajectoryLikelihood(Target):
 
     # -- start particles -------------------------------------------------------------------
     def auxiliary(self, z: Tensor, seed: int = 0) -> Tensor:
-        """Start shooting states (N, 4(W−1)) for normalised parameters ``z`` (N, M).
+        """Start shooting states (N, S(W−1)) for normalised parameters ``z`` (N, M).
 
         Each particle's shooting states are the states of its *own* single-shooting rollout
         (of its own parameters, from the recorded start) at the window boundaries, plus
         Gaussian noise of standard deviation ``shooting_spread`` (standardised units)
         drawn with ``seed``. No reference is favoured: the data enter only through the
-        start state.
+        start state (and the shared input).
         """
         z = self.check_x(torch.cat((z, z.new_zeros(z.shape[0], self.n_shoot)), 1), "z")
         if self.windows == 1:
             return z.new_zeros((z.shape[0], 0))
         theta = self.limits.denormalise(z[:, : self.n_params])
+        u = None if self.inputs is None else self.inputs[0]
         with torch.no_grad():
-            states = self.model.simulate_unchecked(theta, self.data[0, 0], self.n_steps)
+            states = self.model.rollout(theta, self.data[0, 0], self.n_steps, u)
         shoot = self.standardise(states[:, self._boundaries]).reshape(z.shape[0], -1)
         if not torch.isfinite(shoot).all():
             raise ValueError("a start particle's rollout is not finite; start elsewhere")
@@ -466,24 +575,26 @@ class TrajectoryLikelihood(Target):
         recorded states of reference ``reference`` (the data's states at the boundaries)."""
         reference = check_count("reference", reference, 0, self.data.shape[0] - 1)
         z = self.check_x(torch.cat((z, z.new_zeros(z.shape[0], self.n_shoot)), 1), "z")
-        shoot = self.observed[reference, self._boundaries].reshape(1, -1)
+        shoot = self.standardise(self.data[reference, 1:][self._boundaries]).reshape(1, -1)
         return torch.cat((z[:, : self.n_params], shoot.expand(z.shape[0], -1)), 1)
 
     # -- evaluation ------------------------------------------------------------------------
     def rollouts(self, theta: Tensor) -> Tensor:
-        """Single-shooting trajectories (N, R, T+1, 4) of physical parameters ``theta`` (N, M)."""
+        """Single-shooting trajectories (N, R, T+1, S) of physical parameters ``theta`` (N, M)."""
         theta = self.model.check_theta(theta)
         if theta.ndim != 2:
             raise ValueError(
                 f"theta must have shape (N, {self.n_params}), got {tuple(theta.shape)}"
             )
-        s0 = self.data[:, 0]
+        s0, u = self.data[:, 0], None if self.inputs is None else self.inputs[None]
         with torch.no_grad():
-            pred = self.model.simulate(theta[:, None, :], s0[None], self.n_steps)
-        return torch.cat((s0[None, :, None].expand(theta.shape[0], -1, 1, 4), pred), 2)
+            pred = self.model.rollout(theta[:, None, :], s0[None], self.n_steps, u)
+        start = s0[None, :, None].expand(theta.shape[0], -1, 1, self.state_size)
+        return torch.cat((start, pred), 2)
 
     def mean_log_likelihood(self, theta: Tensor) -> Tensor:
         """Per-observation single-shooting log-likelihood of each particle (N,), sum-combined."""
         rollouts = self.rollouts(theta)
-        per_ref = self._per_reference(self.standardise(rollouts[:, :, 1:]))
-        return (torch.logsumexp(per_ref, -1) - math.log(per_ref.shape[-1])) / (self.n_steps * 4)
+        per_ref = self._per_reference(self.observations(rollouts[:, :, 1:]))
+        count = self.n_steps * self.observation_size
+        return (torch.logsumexp(per_ref, -1) - math.log(per_ref.shape[-1])) / count

@@ -11,6 +11,9 @@ real-data experiment of Heiden et al. (2022) (link 1's length fixed) with all tw
 available as parameters; ``point_mass=True`` gives the textbook pendulum with the whole mass of
 each link at its tip and no inertia, whose only geometric parameters are the lengths.
 
+:class:`DoublePendulum` is a :class:`~physid.inference.simulator.Simulator`: no input, and the
+whole state is measured (:meth:`DoublePendulum.observe` is the identity).
+
 The time step is semi-implicit Euler, as in the Tiny Differentiable Simulator: ``q̈`` from the
 current state, then ``q̇ ← q̇ + Δt q̈``, then ``q ← q + Δt q̇``.
 
@@ -87,6 +90,9 @@ DEFAULTS: dict[str, float] = {
 #: The default start state, link 1 horizontal and link 2 in line with it, at rest.
 SIDEWAYS = (math.pi / 2, 0.0, 0.0, 0.0)
 
+#: The entries of a state ``[q0, q1, q̇0, q̇1]``.
+STATE_SIZE = 4
+
 #: Steps fused into one compiled kernel.
 CHUNK = 5
 _N_CONSTS = 10
@@ -143,10 +149,31 @@ class DoublePendulum:
     def dim(self) -> int:
         return len(self.names)
 
+    # -- the Simulator protocol (physid.inference.simulator) -----------------------------------
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """The estimated parameters: :attr:`names`."""
+        return self.names
+
+    @property
+    def state_size(self) -> int:
+        """4: ``[q0, q1, q̇0, q̇1]``."""
+        return STATE_SIZE
+
+    @property
+    def input_size(self) -> int:
+        """0: the pendulum is not actuated."""
+        return 0
+
+    @property
+    def observation_size(self) -> int:
+        """4: the whole state is measured (:meth:`observe`)."""
+        return STATE_SIZE
+
     def check_theta(self, theta: torch.Tensor | Sequence[float]) -> torch.Tensor:
         """``theta`` (..., dim) as float64, finite and physical, else a ValueError naming it.
 
-        The estimators call :meth:`simulate_unchecked` instead: a sampler may propose a
+        The estimators call :meth:`rollout` instead: a sampler may propose a
         particle outside the limits, whose log-likelihood is then whatever the rollout gives.
         """
         theta = _as_float64("theta", theta)
@@ -220,12 +247,20 @@ class DoublePendulum:
         compiled = _compile_default() if self.compiled is None else self.compiled
         return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=compiled)
 
-    def simulate_unchecked(
-        self, theta: torch.Tensor, s0: torch.Tensor, n_steps: int
+    def rollout(
+        self, theta: torch.Tensor, s0: torch.Tensor, n_steps: int, u: torch.Tensor | None = None
     ) -> torch.Tensor:
-        """:meth:`simulate` without the checks on ``theta`` (for the likelihoods' inner loop)."""
+        """:meth:`simulate` without the checks on ``theta`` (for the likelihoods' inner loop;
+        :meth:`Simulator.rollout <physid.inference.simulator.Simulator.rollout>`). The
+        pendulum has no input: ``u`` must be None."""
+        if u is not None:
+            raise ValueError(f"u must be None: the double pendulum has no input, got {u!r}")
         compiled = _compile_default() if self.compiled is None else self.compiled
         return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=compiled)
+
+    def observe(self, states: torch.Tensor) -> torch.Tensor:
+        """What is measured of each state: the whole state (the identity)."""
+        return states
 
     def simulate_autograd(
         self, theta: torch.Tensor, s0: torch.Tensor | Sequence[float], n_steps: int

@@ -5,9 +5,12 @@ SVGD (Liu & Wang, 2016) moves N particles along
     φ(x_i) = (1/N) Σ_j [ k(x_j, x_i) ∇ log p(x_j) + ∇_{x_j} k(x_j, x_i) ],
 
 an attraction towards high density weighted by the kernel, plus a repulsion that keeps the
-particles apart. The kernel is the RBF ``k(x, y) = exp(−‖x − y‖² / h)`` with the median
-heuristic ``h = med(‖x_i − x_j‖²) / log(N + 1)``, on the target's normalised coordinates. The
-step is Liu & Wang's AdaGrad with momentum.
+particles apart. The kernel is an object (:class:`Kernel`): given the particles it returns the
+Gram matrix and the summed repulsion. The default, :class:`RBFKernel`, is the RBF
+``k(x, y) = exp(−‖x − y‖² / h)`` with the median heuristic
+``h = med(‖x_i − x_j‖²) / log(N + 1)`` times a bandwidth factor, on the target's normalised
+coordinates; another kernel is passed as ``SVGD(..., kernel=...)``. The step is Liu & Wang's
+AdaGrad with momentum.
 
 CSVGD (Heiden et al., 2022) adds the modified differential method of multipliers (Platt & Barr,
 1988) for equality constraints ``g(x) = 0`` (the parameter limits and the multiple-shooting
@@ -24,16 +27,23 @@ limits by projection instead.
 from __future__ import annotations
 
 import math
+from typing import Protocol, runtime_checkable
 
 import torch
 
-from physid.inference.base import AdaGrad, Estimator, Tensor, value_and_grad
+from physid.inference.base import AdaGrad, Estimator, Tensor, register
 from physid.inference.likelihood import Target
 from physid.validate import check_number, check_positive, check_tensor
 
 
-def _check_bandwidth(bandwidth: float | None) -> float | None:
-    return None if bandwidth is None else check_positive("bandwidth", bandwidth)
+@runtime_checkable
+class Kernel(Protocol):
+    """An SVGD kernel: the two sums of Eq. (inf-svgd) need only these two terms."""
+
+    def __call__(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """For particles ``x`` (N, D): the Gram matrix ``K[j, i] = k(x_j, x_i)`` (N, N) and
+        the repulsion ``Σ_j ∇_{x_j} k(x_j, x_i)`` of every particle ``i`` (N, D)."""
+        ...
 
 
 def median_bandwidth(x: Tensor) -> float:
@@ -48,44 +58,67 @@ def median_bandwidth(x: Tensor) -> float:
     return h if h > 0 else 1.0
 
 
-def rbf_kernel(
-    x: Tensor, bandwidth: float | None = None, scale: float = 1.0
-) -> tuple[Tensor, float]:
-    """The RBF Gram matrix ``K[j, i] = k(x_j, x_i)`` and the bandwidth used.
+class RBFKernel:
+    """The RBF kernel ``k(x, y) = exp(−‖x − y‖² / h)``.
 
-    ``bandwidth=None`` takes the median heuristic times ``scale``.
+    Args:
+        bandwidth_factor: multiplies the median heuristic :func:`median_bandwidth` (1: Liu &
+            Wang's rule).
+        bandwidth: a fixed ``h`` instead of the heuristic (then the factor is not used).
     """
-    bandwidth, scale = _check_bandwidth(bandwidth), check_positive("scale", scale)
-    h = scale * median_bandwidth(x) if bandwidth is None else bandwidth
-    return torch.exp(-torch.cdist(x, x).pow(2) / h), h
+
+    def __init__(self, bandwidth_factor: float = 1.0, bandwidth: float | None = None):
+        self.bandwidth_factor = check_positive("bandwidth_factor", bandwidth_factor)
+        self.bandwidth = None if bandwidth is None else check_positive("bandwidth", bandwidth)
+
+    def __repr__(self) -> str:
+        return f"RBFKernel(bandwidth_factor={self.bandwidth_factor}, bandwidth={self.bandwidth})"
+
+    def gram(self, x: Tensor) -> tuple[Tensor, float]:
+        """The Gram matrix ``K[j, i] = k(x_j, x_i)`` of particles ``x`` (N, D) and the ``h``
+        used."""
+        h = self.bandwidth
+        if h is None:
+            h = self.bandwidth_factor * median_bandwidth(x)
+        return torch.exp(-torch.cdist(x, x).pow(2) / h), h
+
+    def __call__(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        k, h = self.gram(x)
+        # Σ_j ∇_{x_j} k(x_j, x_i) = (2/h) Σ_j k_ji (x_i − x_j)
+        return k, (2.0 / h) * (x * k.sum(0)[:, None] - k.T @ x)
 
 
-def svgd_direction(
-    x: Tensor, grad_logp: Tensor, bandwidth: float | None = None, scale: float = 1.0
-) -> Tensor:
+def check_kernel(kernel: Kernel | None) -> Kernel:
+    """``kernel`` if it is a :class:`Kernel`; None gives the default :class:`RBFKernel`."""
+    if kernel is None:
+        return RBFKernel()
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel must be a Kernel (callable on the particles), got {kernel!r}")
+    return kernel
+
+
+def svgd_direction(x: Tensor, grad_logp: Tensor, kernel: Kernel | None = None) -> Tensor:
     """The SVGD update direction φ(x_i) of Eq. (inf-svgd) for every particle (N, D).
 
-    ``grad_logp`` (N, D) holds ``∇ log p`` at each particle ``x`` (N, D).
+    ``grad_logp`` (N, D) holds ``∇ log p`` at each particle ``x`` (N, D); ``kernel`` gives
+    the Gram matrix and the repulsion (default: :class:`RBFKernel` with the median heuristic).
     """
-    k, h = rbf_kernel(x, bandwidth, scale)
+    kernel = check_kernel(kernel)
+    check_tensor("x", x, shape=(None, None))
     check_tensor("grad_logp", grad_logp, shape=tuple(x.shape), dtype=x.dtype)
-    n = x.shape[0]
+    k, repulsion = kernel(x)
     attraction = k.T @ grad_logp
-    # Σ_j ∇_{x_j} k(x_j, x_i) = (2/h) Σ_j k_ji (x_i − x_j)
-    repulsion = (2.0 / h) * (x * k.sum(0)[:, None] - k.T @ x)
-    return (attraction + repulsion) / n
+    return (attraction + repulsion) / x.shape[0]
 
 
+@register("SVGD", options={"stepsize": 0.02})
 class SVGD(Estimator):
     """SVGD on ``target.log_density``; particles are projected into the limits after each step.
 
     Args:
         stepsize: AdaGrad step size (in normalised coordinates).
-        bandwidth: a fixed RBF bandwidth ``h`` instead of the median heuristic.
-        bandwidth_scale: multiplies the median heuristic (1: Liu & Wang's rule).
+        kernel: the :class:`Kernel` (default: :class:`RBFKernel` with the median heuristic).
     """
-
-    name = "SVGD"
 
     def __init__(
         self,
@@ -94,21 +127,19 @@ class SVGD(Estimator):
         seed: int = 0,
         x0: Tensor | None = None,
         stepsize: float = 0.05,
-        bandwidth: float | None = None,
-        bandwidth_scale: float = 1.0,
+        kernel: Kernel | None = None,
     ):
         super().__init__(target, n_particles, seed, x0)
         self.stepsize = check_positive("stepsize", stepsize)
-        self.bandwidth = _check_bandwidth(bandwidth)
-        self.bandwidth_scale = check_positive("bandwidth_scale", bandwidth_scale)
+        self.kernel = check_kernel(kernel)
 
     def _start(self, x0: Tensor) -> None:
         self.x = x0
         self.optimiser = AdaGrad(self.stepsize)
 
     def _step(self) -> None:
-        _, grad = value_and_grad(self.target.log_density, self.x)
-        phi = svgd_direction(self.x, grad, self.bandwidth, self.bandwidth_scale)
+        grad = self.target.log_density_and_grad(self.x)[1]
+        phi = svgd_direction(self.x, grad, self.kernel)
         self.x = self.target.project(self.x + self.optimiser(phi))
 
     @property
@@ -116,6 +147,11 @@ class SVGD(Estimator):
         return self.x
 
 
+@register(
+    "CSVGD",
+    options={"stepsize": 0.02, "penalty": 1.0, "multiplier_stepsize": 0.1},
+    multiple_shooting=True,
+)
 class CSVGD(SVGD):
     """SVGD with the modified differential method of multipliers for the limits and defects.
 
@@ -134,8 +170,6 @@ class CSVGD(SVGD):
         limit_multiplier_stepsize: the step of the limit multipliers.
     """
 
-    name = "CSVGD"
-
     def __init__(
         self,
         target: Target,
@@ -143,14 +177,13 @@ class CSVGD(SVGD):
         seed: int = 0,
         x0: Tensor | None = None,
         stepsize: float = 0.05,
-        bandwidth: float | None = None,
-        bandwidth_scale: float = 1.0,
+        kernel: Kernel | None = None,
         penalty: float = 1.0,
         multiplier_stepsize: float = 0.1,
         limit_penalty: float = 100.0,
         limit_multiplier_stepsize: float = 1.0,
     ):
-        super().__init__(target, n_particles, seed, x0, stepsize, bandwidth, bandwidth_scale)
+        super().__init__(target, n_particles, seed, x0, stepsize, kernel)
         self.penalty = check_number("penalty", penalty, low=0.0)
         self.multiplier_stepsize = check_positive("multiplier_stepsize", multiplier_stepsize)
         self.limit_penalty = check_number("limit_penalty", limit_penalty, low=0.0)
@@ -191,7 +224,7 @@ class CSVGD(SVGD):
             (grad_logp,) = torch.autograd.grad(logp.sum(), x)
             defect_force = torch.zeros_like(x)
         clean = lambda t: torch.nan_to_num(t, nan=0.0, posinf=0.0, neginf=0.0)  # noqa: E731
-        phi = svgd_direction(self.x, clean(grad_logp), self.bandwidth, self.bandwidth_scale)
+        phi = svgd_direction(self.x, clean(grad_logp), self.kernel)
         update = self.optimiser(phi - clean(defect_force)) - self.stepsize * clean(limit_force)
         self.x = (self.x + update).detach()
         rate = torch.full_like(g[0], self.multiplier_stepsize)
