@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TypeVar
 
 import numpy as np
 import torch
@@ -242,9 +241,6 @@ class EstimatorSpec:
 #: Every registered estimator by name, in the order of registration (the chapter's order).
 REGISTRY: dict[str, EstimatorSpec] = {}
 
-_E = TypeVar("_E", bound=type[Estimator])
-
-
 def _check_options(name: str, options: Mapping[str, object] | None) -> Mapping[str, object]:
     if options is None:
         options = {}
@@ -260,9 +256,9 @@ def register(
     scales: Mapping[str, Scaled] | None = None,
     multiple_shooting: bool = False,
     smoke: Mapping[str, object] | None = None,
-) -> Callable[[_E], _E]:
+) -> Callable[[type[Estimator]], type[Estimator]]:
     """A class decorator that registers an :class:`Estimator` under ``name`` (and sets its
-    :attr:`~Estimator.name`).
+    ``name``).
 
     Args:
         name: the estimator's name in tables, runs and :data:`REGISTRY`.
@@ -292,7 +288,7 @@ def register(
     if not isinstance(multiple_shooting, bool):
         raise TypeError(f"multiple_shooting must be True or False, got {multiple_shooting!r}")
 
-    def decorator(cls: _E) -> _E:
+    def decorator(cls: type[Estimator]) -> type[Estimator]:
         if not (isinstance(cls, type) and issubclass(cls, Estimator)):
             raise TypeError(f"cls must be an Estimator subclass, got {cls!r}")
         if any(spec.cls is cls for spec in REGISTRY.values()):

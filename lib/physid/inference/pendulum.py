@@ -152,22 +152,22 @@ class DoublePendulum:
     # -- the Simulator protocol (physid.inference.simulator) -----------------------------------
     @property
     def param_names(self) -> tuple[str, ...]:
-        """The estimated parameters: :attr:`names`."""
+        """The estimated parameters (the ``names`` of this model)."""
         return self.names
 
     @property
     def state_size(self) -> int:
-        """4: ``[q0, q1, q̇0, q̇1]``."""
+        """The state ``[q0, q1, q̇0, q̇1]`` has four entries."""
         return STATE_SIZE
 
     @property
     def input_size(self) -> int:
-        """0: the pendulum is not actuated."""
+        """The pendulum is not actuated, so its input has no entries."""
         return 0
 
     @property
     def observation_size(self) -> int:
-        """4: the whole state is measured (:meth:`observe`)."""
+        """The whole state is measured (:meth:`observe`), so four entries."""
         return STATE_SIZE
 
     def check_theta(self, theta: torch.Tensor | Sequence[float]) -> torch.Tensor:

@@ -85,8 +85,14 @@ p = import_pybullet()
 
 __all__ = [
     "BULLET_DT",
+    "FINGER_HEIGHT",
+    "FINGER_LATERAL_FRICTION",
+    "FINGER_LIFT",
+    "MAX_COMPOUND_SHAPES",
     "MAX_FRICTION",
     "MAX_LINKS",
+    "SKIN_MASS",
+    "TOUCH_DISTANCE",
     "create_finger",
     "create_object",
     "simulate_bullet",
@@ -100,8 +106,9 @@ TABLE_FRICTION = 1.0
 MAX_FRICTION = 10.0 / TABLE_FRICTION
 CONTACT_STIFFNESS = 1e4  # N/m per kg of the cell
 CONTACT_DAMPING = 100.0  # N s/m per kg of the cell
-#: The finger cylinder's height and the gap under it (m).
+#: The finger cylinder's height (m).
 FINGER_HEIGHT = 0.10
+#: The gap under the finger (m): it never touches the table.
 FINGER_LIFT = 0.001
 #: The finger's Bullet friction (the authors'); the skin's is ``finger.friction`` divided by it.
 FINGER_LATERAL_FRICTION = 2.0

@@ -12,8 +12,8 @@ the contact normal ``n`` points from the finger's centre to that point (the face
 normal, or towards a corner), and the gap is that distance minus the radius. The contact is
 one-sided (``λ_n ≥ 0``), inelastic (restitution 0: the relative normal velocity closes the gap
 over one step, ``n·(v_c − u) ≥ −gap/Δt``) and has Coulomb friction ``|λ_t| ≤ μ_c λ_n`` with the
-finger–object coefficient ``μ_c`` = :attr:`Finger.friction`. Bullet multiplies the two bodies'
-coefficients; the authors' finger had 2.0 and their cells Bullet's default 0.5, so
+finger–object coefficient ``μ_c``, the ``friction`` of :class:`Finger`. Bullet multiplies the
+two bodies' coefficients; the authors' finger had 2.0 and their cells Bullet's default 0.5, so
 :data:`FINGER_FRICTION` = 2.0 × 0.5 = 1.0. It is a property of the object's sides, not of the
 cells' friction with the table (the parameters being identified).
 
@@ -27,7 +27,6 @@ side.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -36,20 +35,27 @@ from torch import Tensor
 from physid.pushing.objects import CellObject, check_object
 from physid.validate import check_nonnegative, check_positive
 
-if TYPE_CHECKING:
-    from physid.pushing.pushes import PushBatch
-
 __all__ = [
+    "COUPLED",
     "FINGER",
     "FINGER_FRICTION",
     "FINGER_RADIUS",
+    "FREE",
+    "LOCK",
+    "MODE_NAMES",
+    "SLIDE",
     "SLIDE_TOLERANCE",
+    "STICK",
     "ContactEvents",
     "ContactRecord",
-    "Finger",
     "FaceGeometry",
+    "Finger",
+    "FingerRows",
+    "Recorder",
+    "check_finger",
     "contact_events",
     "face_sides",
+    "finger_contact",
 ]
 
 #: Radius of the finger (m): half the width of the authors' 3 cm finger.
@@ -59,11 +65,19 @@ FINGER_RADIUS = 0.015
 FINGER_FRICTION = 1.0
 #: The finger counts as having slid when its contact point moves this far (m) along the object.
 SLIDE_TOLERANCE = 2e-3
-#: How the rigid formulation solved a step with the finger (:attr:`ContactRecord.mode`): no
-#: force from the finger, the finger sticks, it slides, it slides while the motion locks a
-#: cell's velocity where its friction switches direction (all by the exact line solver), or the
-#: coupled interior-point LCP (the fallback, counted). The LCP formulation always uses the last.
-FREE, STICK, SLIDE, LOCK, COUPLED = 0, 1, 2, 3, 4
+# How the rigid formulation solved a step with the finger (``ContactRecord.mode``), by the
+# exact line solver except the last; the LCP formulation always uses the last.
+#: Mode: no force from the finger.
+FREE = 0
+#: Mode: the finger sticks.
+STICK = 1
+#: Mode: the finger slides.
+SLIDE = 2
+#: Mode: the finger slides while the motion locks a cell's velocity where its friction switches
+#: direction.
+LOCK = 3
+#: Mode: the coupled interior-point LCP (the fallback, counted).
+COUPLED = 4
 #: Names of the modes, in order.
 MODE_NAMES = ("free", "stick", "slide", "lock", "coupled")
 
@@ -199,7 +213,8 @@ class ContactEvents:
 
     @property
     def assumptions_hold(self) -> np.ndarray:
-        """§6's assumptions on a push: touched, and never slid, let go or changed side."""
+        """Whether §6's assumptions held on each push (touched, and never slid, let go or
+        changed side)."""
         return self.touched & ~(self.slid | self.lost_contact | self.changed_side)
 
 
@@ -309,14 +324,12 @@ class FingerRows:
 
 
 def finger_contact(
-    faces: FaceGeometry, finger: Finger, pushes: PushBatch, turn: Tensor, origin: Tensor,
-    time: float,
+    faces: FaceGeometry, finger: Finger, centre: Tensor, turn: Tensor, origin: Tensor
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
-    """Where the finger of ``pushes`` is nearest the object at ``time`` (s), for an object at
+    """Where a finger with its centre at ``centre (B, 2)`` (world) is nearest the object at
     ``origin (B, 2)`` turned by the unit complex ``turn (B,)``: the nearest face (B,), the
     contact point in the object frame (B, 2), the gap (B,, m), the world normal into the object
     (B, 2) and the contact point's offset from the origin (B, 2), differentiable in the pose."""
-    centre = pushes.start + pushes.velocity * time
     rel = torch.view_as_real(torch.view_as_complex((centre - origin).contiguous()) * turn.conj())
     face, near, dist, toward = faces.nearest(rel)
     normal = torch.view_as_real(turn * torch.view_as_complex(toward.contiguous()))

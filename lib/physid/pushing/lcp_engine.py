@@ -198,9 +198,8 @@ def rollout(
             # The object frame is carried by the reference cell (the joints keep it rigid).
             turn = torch.polar(torch.ones_like(theta[:, ref]), theta[:, ref])
             origin = pos[:, ref] - torch.view_as_real(turn * torch.complex(*centres[ref]))
-            face, near, gap, normal, arm = finger_contact(
-                faces, finger, pushes, turn, origin, step * dt
-            )
+            centre = pushes.start + pushes.velocity * (step * dt)
+            face, near, gap, normal, arm = finger_contact(faces, finger, centre, turn, origin)
             cell = faces.cell[face]
             lever_c = arm + origin - pos[idx, cell]
             J_cell = torch.cat([perp(lever_c).unsqueeze(2), eye], 2)  # (B, 2, 3)

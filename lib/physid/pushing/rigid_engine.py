@@ -543,7 +543,8 @@ def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finge
                  pushes, turn, origin, time, dt, record):
     """One step with the finger (module docstring): classify each push's step, then take the
     step of its mode, differentiably."""
-    face, near, gap, normal, arm = finger_contact(faces, finger, pushes, turn, origin, time)
+    centre = pushes.start + pushes.velocity * time
+    face, near, gap, normal, arm = finger_contact(faces, finger, centre, turn, origin)
     u = pushes.velocity
     c = _Contact(masses, inertia, bound, arms, omega, cell_vel, arm, normal, perp(normal),
                  (u * normal).sum(1) - gap / dt, gap, u)
