@@ -13,7 +13,7 @@ own weight ``M_i g``, so each link's table contact is made compliant with a stif
 proportional to its mass (``CONTACT_STIFFNESS`` and ``CONTACT_DAMPING`` per kg): the object then
 sinks evenly (about 0.3 mm) and every cell carries its weight (measured within 1 %).
 
-The finger. As the authors' (§2.3 of the reference notes), the finger is kinematic: a mass-0
+The finger. As in the authors' setup, the finger is kinematic: a mass-0
 upright cylinder of radius ``finger.radius`` and height :data:`FINGER_HEIGHT`, its bottom
 :data:`FINGER_LIFT` above the table, started at :func:`~physid.pushing.pushes.finger_start`
 (one finger width behind the aimed point) and driven at the push velocity by
