@@ -10,7 +10,15 @@ import pytest
 import torch
 
 from physid.pushing import Push, from_mask, random_pushes, rectangle, rigid_engine, simulate
-from physid.pushing.finger import COUPLED, FINGER, FINGER_RADIUS, Finger, contact_events
+from physid.pushing.finger import (
+    COUPLED,
+    FINGER,
+    FINGER_RADIUS,
+    LOCK,
+    SLIDE,
+    Finger,
+    contact_events,
+)
 from physid.pushing.lcp_engine import friction_directions, perp
 from physid.pushing.rigid_engine import line_solve, rigid_lcp_step
 
@@ -227,3 +235,18 @@ def test_push_that_misses_raises(ell):
         simulate(ell, Push((0.0, -0.5), (0.0, 1.0), duration=0.1))
     with pytest.raises(ValueError, match="duration must be given"):
         simulate(ell, None)
+
+
+def test_sliding_and_locked_steps_have_exact_gradients(ell):
+    """A push whose finger slides and whose motion locks a cell's velocity on a switch of D:
+    the implicit gradients of both root conditions against finite differences."""
+    finger = Finger(friction=0.2)
+    push = random_pushes(ell, 1, seed=5, duration=0.2)[0]
+    modes = simulate(ell, push, finger=finger).contact.mode
+    assert int((modes == SLIDE).sum()) > 0 and int((modes == LOCK).sum()) > 0
+
+    def final(masses, frictions):
+        return simulate(ell, push, masses=masses, frictions=frictions, finger=finger).final
+
+    inputs = (ell.masses.clone().requires_grad_(), ell.frictions.clone().requires_grad_())
+    assert torch.autograd.gradcheck(final, inputs, eps=1e-7, atol=1e-6, rtol=1e-4)
