@@ -233,8 +233,9 @@ def contact_events(
     radius = check_finger(finger).radius
     tolerance = check_positive("tolerance", tolerance)
     _, _, face_normals = obj.exposed_faces()
-    side_normal = np.zeros((int(face_sides(obj).max()) + 1, 2))
-    side_normal[face_sides(obj)] = face_normals
+    sides = face_sides(obj)
+    side_normal = np.zeros((int(sides.max()) + 1, 2))
+    side_normal[sides] = face_normals
     if record.touching.dim() == 1:
         record = record[None]
     touching = record.touching.detach().cpu().numpy().astype(bool)

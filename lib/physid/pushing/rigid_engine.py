@@ -9,19 +9,23 @@ directions ``D``, bound ``μ_i M_i g dt``) and the pusher contact is the same. S
 LCP of Eq. (2) restricted to rigid motions, and both formulations give the same trajectories
 (to the LCP solver's tolerance).
 
-Solver. The contact point moves with the end-effector (the velocity constraint of
-formulation 1), so the step minimises over the single angular velocity ω the convex
+Solver. Every step is classified by what the finger does (:func:`_classify`; the mode is
+recorded): it does not push (*free*: a resting object stays at rest, a moving one slides by the
+interior-point LCP without the finger), it *sticks*, it *slides*, or it slides while the motion
+*locks* a cell's velocity on a switch of ``D``; anything else falls back to the coupled
+interior-point LCP with the finger's rows (:func:`rigid_lcp_step`). With the contact point's
+velocity given, a step minimises over the single angular velocity ω the convex
 piecewise-quadratic (maximum-dissipation form of the LCP)
 
     g(ω) = ½ Σ_i [I_i (ω − ω'_i)² + M_i ‖v̄ + ω ẑ×(r_i − r_c) − v'_i‖²]
            + Σ_i μ_i M_i g dt · max_j(−d_j · (v̄ + ω ẑ×(r_i − r_c))),
 
-with primes for the previous step. :func:`line_solve` minimises it exactly: it sorts the
-breakpoints of the friction terms, finds the piece where ``g'`` changes sign, and returns the
-root of that quadratic piece or the breakpoint (a kink). No iterations, so it is fast; its
-gradient is the implicit derivative of the optimality condition on the identified piece.
-Items whose optimality check fails (numerically) are re-solved by the interior-point solver
-on the rigid LCP (:func:`rigid_lcp_step`), as is every step without a pusher.
+with primes for the previous step and ``v̄`` the contact point's velocity: the finger's own
+for a stick, a root of the cone condition in its slip for a slide (:func:`_slide_root`).
+:func:`line_solve` minimises it exactly: it sorts the breakpoints of the friction terms, finds
+the piece where ``g'`` changes sign, and returns the root of that quadratic piece or the
+breakpoint (a kink). Gradients are implicit derivatives: of the optimality condition on the
+identified piece, and of the slide's or lock's root condition (:func:`_implicit_slip`).
 """
 
 from __future__ import annotations
@@ -498,26 +502,29 @@ def _separates(c: _Contact, twist: Tensor) -> Tensor:
 def _classify(c: _Contact, mu: float, dirs: Tensor, tol: float):
     """The step's mode per push (no gradient): :data:`FREE`, :data:`STICK`, :data:`SLIDE`,
     :data:`LOCK` or :data:`COUPLED` (the fallback), the contact point's tangential velocity
-    for the sticking and sliding ones and the finger's normal impulse on a sliding contact
-    (B,). In order: a resting object the finger does not reach
-    this step stays at rest; the finger sticks if the impulse that makes it stick lies in its
-    friction cone; else it slides if a slip puts the impulse on the cone's edge with
-    ``λ_n ≥ 0``; else the object moves freely if that keeps it off the finger; else the
+    for the sticking and sliding ones, the finger's normal impulse (B,) and the twist (B, 3) of
+    the free and sticking steps (zero elsewhere). In order: a resting object the finger does
+    not reach this step stays at rest; the finger sticks if the impulse that makes it stick
+    lies in its friction cone; else it slides if a slip puts the impulse on the cone's edge
+    with ``λ_n ≥ 0``; else the object moves freely if that keeps it off the finger; else the
     coupled LCP decides."""
     batch = len(c.masses)
     slip = (c.velocity * c.tangent).sum(1)
     mode = torch.full((batch,), COUPLED, dtype=torch.long, device=slip.device)
     normal = torch.zeros_like(slip)
+    twist = c.masses.new_zeros(batch, 3)
     reaches = c.closing > 0  # the finger would overlap a resting object by the step's end
     mode[c.at_rest() & ~reaches] = FREE
     todo = torch.nonzero(mode == COUPLED).flatten()
     if not len(todo):
-        return mode, slip, normal
+        return mode, slip, normal, twist
     t = c[todo]
-    w, _, ok, p_n, p_t = t.move(slip[todo], dirs, tol)
+    w, v, ok, p_n, p_t = t.move(slip[todo], dirs, tol)
     slack = t.slack()
     sticks = ok & (p_n >= -slack) & (p_t.abs() <= mu * p_n + slack)
     mode[todo[sticks]] = STICK
+    normal[todo[sticks]] = p_n[sticks]
+    twist[todo[sticks]] = torch.cat([w.unsqueeze(1), v], 1)[sticks]
     try_free = ok & ~sticks & (p_n < -slack)
     slides = torch.nonzero(ok & ~sticks).flatten()
     if len(slides):
@@ -534,15 +541,18 @@ def _classify(c: _Contact, mu: float, dirs: Tensor, tol: float):
         try_free[slides[converged & (p_n_s < -slack[slides])]] = True
     free = torch.nonzero(try_free).flatten()
     if len(free):
-        separate = _separates(t[free], _free_step(t[free], dirs, tol))
+        free_twist = _free_step(t[free], dirs, tol)
+        separate = _separates(t[free], free_twist)
         mode[todo[free[separate]]] = FREE
-    return mode, slip, normal
+        twist[todo[free[separate]]] = free_twist[separate]
+    return mode, slip, normal, twist
 
 
 def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finger, faces,
                  pushes, turn, origin, time, dt, record):
     """One step with the finger (module docstring): classify each push's step, then take the
-    step of its mode, differentiably."""
+    step of its mode (the classification's own for free and sticking steps when no gradient
+    is needed; differentiably otherwise)."""
     centre = pushes.start + pushes.velocity * time
     face, near, gap, normal, arm = finger_contact(faces, finger, centre, turn, origin)
     u = pushes.velocity
@@ -550,29 +560,27 @@ def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finge
                  (u * normal).sum(1) - gap / dt, gap, u)
     mu = finger.friction
     with torch.no_grad():
-        mode, slip, slide_normal = _classify(c, mu, dirs, tol)
+        mode, slip, push_n, twist = _classify(c, mu, dirs, tol)
+        # Both contact modes were accepted with λ_n ≥ −(solver tolerance): within it,
+        # a negative impulse is none.
+        push_n = push_n.clamp(min=0.0)
     grad = _needs_grad(c)
-    batch = len(masses)
-    new_omega = masses.new_zeros(batch)
-    v_origin = masses.new_zeros(batch, 2)
-    push_n = masses.new_zeros(batch)
-    moving = torch.nonzero((mode == STICK) | (mode == SLIDE) | (mode == LOCK)).flatten()
+    new_omega, v_origin = twist[:, 0], twist[:, 1:]
+    redo = (mode == SLIDE) | (mode == LOCK)
+    if grad:
+        redo |= mode == STICK
+    moving = torch.nonzero(redo).flatten()
     if len(moving):
         m = c[moving]
         # A sticking contact point moves with the finger: its slip follows the turning tangent.
         s = torch.where(mode[moving] == STICK, (m.velocity * m.tangent).sum(1), slip[moving])
         if grad:
             s = _implicit_slip(m, s, mode[moving], mu, dirs, tol)
-        w, v, _, p_n, _ = m.move(s, dirs, tol)
+        w, v, *_ = m.move(s, dirs, tol)
         new_omega = new_omega.index_put((moving,), w)
         v_origin = v_origin.index_put((moving,), v)
-        # A sliding impulse is the root's (at a locked root, between the two sides). Both modes
-        # were accepted with λ_n ≥ −(solver tolerance): within it, a negative one is none.
-        p_n = torch.where(mode[moving] == STICK, p_n.detach(), slide_normal[moving])
-        p_n = p_n.clamp(min=0.0)
-        push_n = push_n.index_put((moving,), p_n)
     free = torch.nonzero(mode == FREE).flatten()
-    if len(free):
+    if grad and len(free):
         twist = _free_step(c[free], dirs, tol)
         new_omega = new_omega.index_put((free,), twist[:, 0])
         v_origin = v_origin.index_put((free,), twist[:, 1:])
