@@ -9,7 +9,7 @@ directions ``D``, bound ``μ_i M_i g dt``) and the pusher contact is the same. S
 LCP of Eq. (2) restricted to rigid motions, and both formulations give the same trajectories
 (to the LCP solver's tolerance).
 
-Solver. Every step is classified by what the finger does (:func:`_classify`; the mode is
+Solver. Every step is classified by what the finger does (``_classify``; the mode is
 recorded): it does not push (*free*: a resting object stays at rest, a moving one slides by the
 interior-point LCP without the finger), it *sticks*, it *slides*, or it slides while the motion
 *locks* a cell's velocity on a switch of ``D``; anything else falls back to the coupled
@@ -21,11 +21,11 @@ piecewise-quadratic (maximum-dissipation form of the LCP)
            + Σ_i μ_i M_i g dt · max_j(−d_j · (v̄ + ω ẑ×(r_i − r_c))),
 
 with primes for the previous step and ``v̄`` the contact point's velocity: the finger's own
-for a stick, a root of the cone condition in its slip for a slide (:func:`_slide_root`).
+for a stick, a root of the cone condition in its slip for a slide (``_slide_root``).
 :func:`line_solve` minimises it exactly: it sorts the breakpoints of the friction terms, finds
 the piece where ``g'`` changes sign, and returns the root of that quadratic piece or the
 breakpoint (a kink). Gradients are implicit derivatives: of the optimality condition on the
-identified piece, and of the slide's or lock's root condition (:func:`_implicit_slip`).
+identified piece, and of the slide's or lock's root condition (``_implicit_slip``).
 """
 
 from __future__ import annotations
