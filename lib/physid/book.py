@@ -254,7 +254,8 @@ def execute_chapter(
     for attempt in range(1, ATTEMPTS + 1):
         start = time.perf_counter()
         try:
-            _papermill(nb, out, page, scale, seed, cell_timeout)
+            with _disk_cache(Path(build_dir) / "cache"):
+                _papermill(nb, out, page, scale, seed, cell_timeout)
             break
         except PapermillExecutionError as error:
             trace = _ANSI.sub("", "\n".join(error.traceback))
@@ -291,6 +292,22 @@ def execute_chapter(
         figures=figures,
         attempts=attempt,
     )
+
+
+@contextmanager
+def _disk_cache(folder: Path) -> Iterator[None]:
+    """Chapters cache their expensive runs (:mod:`physid.sweeps`) under the build folder,
+    unless ``PHYSID_CACHE`` already says where; the setting is restored afterwards."""
+    from physid.sweeps import CACHE_ENV
+
+    before = os.environ.get(CACHE_ENV)
+    if before is None:
+        os.environ[CACHE_ENV] = str(folder.absolute())
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(CACHE_ENV, None)
 
 
 def _papermill(

@@ -125,6 +125,7 @@ def rollout(
     finger: Finger = FINGER,
     faces: FaceGeometry | None = None,
     on_step: Callable[[], None] | None = None,
+    initial_pose: Tensor | None = None,
 ) -> tuple[Tensor, ContactRecord | None]:
     """Cell positions ``(B, n_steps + 1, k, 2)`` of formulation 1, one LCP (Eq. (2)) per step,
     and what the finger did (a :class:`~physid.pushing.finger.ContactRecord`, None without
@@ -132,14 +133,15 @@ def rollout(
 
     ``centres (k, 2)`` object-frame cell centres; ``masses``, ``frictions (B, k)``; ``pushes``
     a batch of B pushes or None (no pusher); ``initial_velocity (B, 3)`` the object's initial
-    twist ``[ω, vx, vy]`` at the object-frame origin; ``finger`` the pushing disc and ``faces``
-    the object's exposed faces (required with pushes). Every argument is checked first by
-    :func:`physid.pushing.rollout_args.check_rollout_args`.
+    twist ``[ω, vx, vy]`` at the object-frame origin (world axes); ``initial_pose (B, 3)`` the
+    object frame's initial ``[yaw, x, y]`` (None: the world frame); ``finger`` the pushing
+    disc and ``faces`` the object's exposed faces (required with pushes). Every argument is
+    checked first by :func:`physid.pushing.rollout_args.check_rollout_args`.
     """
     s = check_rollout_args(
         centres, masses, frictions, pushes, initial_velocity, cell_side=cell_side, dt=dt,
         n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol, finger=finger,
-        faces=faces,
+        faces=faces, initial_pose=initial_pose,
     )
     cell_side, dt, n_steps, gravity, tol = s.cell_side, s.dt, s.n_steps, s.gravity, s.tol
     friction_dirs = s.friction_dirs
@@ -174,11 +176,17 @@ def rollout(
         A_joint[rows[:, axis], 3 * others + axis] = 1.0
         A_joint[rows[:, axis], 3 * ref + axis] = -1.0
 
-    theta = masses.new_zeros(batch, k)
-    pos = centres.expand(batch, k, 2)
+    if initial_pose is None:
+        theta = masses.new_zeros(batch, k)
+        arms = centres.expand(batch, k, 2)
+        pos = arms
+    else:
+        theta = initial_pose[:, :1].expand(batch, k)
+        arms = rotate(theta, centres.expand(batch, k, 2))
+        pos = initial_pose[:, None, 1:] + arms
     omega0, v0 = initial_velocity[:, :1], initial_velocity[:, 1:]
     vel = torch.cat([omega0.expand(batch, k).unsqueeze(2),
-                     (v0.unsqueeze(1) + omega0.unsqueeze(2) * perp(centres))], 2)
+                     (v0.unsqueeze(1) + omega0.unsqueeze(2) * perp(arms))], 2)
     idx = torch.arange(batch, device=masses.device)
     eye = torch.eye(2, dtype=masses.dtype, device=masses.device).expand(batch, 2, 2)
     record = None if pushes is None else Recorder(batch, masses)

@@ -248,6 +248,7 @@ def rollout(
     finger: Finger = FINGER,
     faces: FaceGeometry | None = None,
     on_step: Callable[[], None] | None = None,
+    initial_pose: Tensor | None = None,
 ) -> tuple[Tensor, ContactRecord | None]:
     """Cell positions ``(B, n_steps + 1, k, 2)`` of formulation 2 and the finger's
     :class:`~physid.pushing.finger.ContactRecord` (same arguments and results as
@@ -255,7 +256,7 @@ def rollout(
     s = check_rollout_args(
         centres, masses, frictions, pushes, initial_velocity, cell_side=cell_side, dt=dt,
         n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol, finger=finger,
-        faces=faces,
+        faces=faces, initial_pose=initial_pose,
     )
     cell_side, dt, n_steps, gravity, tol = s.cell_side, s.dt, s.n_steps, s.gravity, s.tol
     friction_dirs = s.friction_dirs
@@ -263,12 +264,16 @@ def rollout(
     dirs = friction_directions(friction_dirs, masses)
     inertia = masses * cell_side**2 / 6.0
     bound = frictions * masses * (gravity * dt)
-    theta = masses.new_zeros(batch)
-    origin = masses.new_zeros(batch, 2)
+    if initial_pose is None:
+        theta = masses.new_zeros(batch)
+        origin = masses.new_zeros(batch, 2)
+    else:
+        theta, origin = initial_pose[:, 0], initial_pose[:, 1:]
     omega, v_origin = initial_velocity[:, 0], initial_velocity[:, 1:]
-    cell_vel = v_origin.unsqueeze(1) + omega[:, None, None] * perp(centres)
     # Planar rotations as unit complex numbers: fewer autograd nodes per step.
     centres_c = torch.complex(centres[:, 0], centres[:, 1])
+    arms0 = torch.view_as_real(torch.polar(torch.ones_like(theta), theta).unsqueeze(1) * centres_c)
+    cell_vel = v_origin.unsqueeze(1) + omega[:, None, None] * perp(arms0)
     trajectory = []
     record = Recorder(batch, masses) if pushes is not None else None
     for step in range(n_steps):

@@ -48,6 +48,7 @@ def check_rollout_args(
     tol: float,
     finger: Finger,
     faces: FaceGeometry | None,
+    initial_pose: Tensor | None = None,
 ) -> RolloutSettings:
     """Check shapes, dtypes (float64) and values; ValueError/TypeError naming the argument.
 
@@ -55,7 +56,8 @@ def check_rollout_args(
     (B, 3)`` finite; ``pushes`` None or a :class:`~physid.pushing.pushes.PushBatch` of B pushes;
     ``cell_side``, ``dt``, ``gravity``, ``tol`` > 0; ``n_steps`` >= 0; ``friction_dirs`` >= 3;
     ``finger`` a :class:`~physid.pushing.finger.Finger`; ``faces`` the object's
-    :class:`~physid.pushing.finger.FaceGeometry` (required with pushes).
+    :class:`~physid.pushing.finger.FaceGeometry` (required with pushes); ``initial_pose``
+    None or ``(B, 3)`` finite ``[yaw, x, y]``.
     """
     check_tensor("centres", centres, shape=(None, 2), dtype=torch.float64)
     k = centres.shape[0]
@@ -65,6 +67,8 @@ def check_rollout_args(
     batch = masses.shape[0]
     check_tensor("frictions", frictions, shape=(batch, k), dtype=torch.float64, nonnegative=True)
     check_tensor("initial_velocity", initial_velocity, shape=(batch, 3), dtype=torch.float64)
+    if initial_pose is not None:
+        check_tensor("initial_pose", initial_pose, shape=(batch, 3), dtype=torch.float64)
     if pushes is not None:
         if not isinstance(pushes, PushBatch):
             raise TypeError(f"pushes must be a PushBatch or None, got {type(pushes).__name__}")

@@ -10,7 +10,7 @@ tensors are float64 on the device of the parameters.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -123,6 +123,8 @@ def simulate(
     sample_times: Sequence[float] | Tensor | None = None,
     duration: float | None = None,
     initial_velocity: Sequence[float] | Tensor | None = None,
+    initial_pose: Sequence[float] | Tensor | None = None,
+    start_time: float | Sequence[float] | Tensor | None = None,
     friction_dirs: int = 4,
     gravity: float = GRAVITY,
     tol: float = 1e-9,
@@ -134,6 +136,12 @@ def simulate(
     (or with ``initial_velocity``
     ``[ω, vx, vy]``, shape (3,) or (B, 3), the twist at the object-frame origin; without a
     pusher, a (B, 3) velocity simulates B free slides at once).
+
+    ``initial_pose`` ``[yaw, x, y]`` (shape (3,) or (B, 3)) starts the object frame there
+    instead of on the world frame, and ``start_time`` (s, a number or (B,)) starts each push's
+    finger where it is that long into the push: together they restart a push from an observed
+    pose and twist (the one-step-ahead residuals of Eq. (1),
+    :class:`~physid.pushing.identify.PushingTarget`).
 
     ``masses``/``frictions`` default to the object's, with shape (k,) or (B, k); the device of
     ``masses`` (else of the object) is used throughout. ``duration`` defaults to the pushes'
@@ -187,6 +195,24 @@ def simulate(
             )
         check_tensor("initial_velocity", twist, dtype=torch.float64)
         twist = twist.expand(batch, 3)
+    pose = None
+    if initial_pose is not None:
+        pose = _as_float64("initial_pose", initial_pose, device)
+        if pose.shape not in ((3,), (batch, 3)):
+            raise ValueError(
+                f"initial_pose must have shape (3,) or ({batch}, 3), got {tuple(pose.shape)}"
+            )
+        check_tensor("initial_pose", pose, dtype=torch.float64)
+        pose = pose.expand(batch, 3)
+    if start_time is not None:
+        if pushes is None:
+            raise ValueError("start_time needs a push")
+        shift = _as_float64("start_time", start_time, device)
+        if shift.shape not in ((), (batch,)):
+            raise ValueError(f"start_time must be a number or have shape ({batch},), got "
+                             f"{tuple(shift.shape)}")
+        check_tensor("start_time", shift, dtype=torch.float64, nonnegative=True)
+        pushes = replace(pushes, start=pushes.start + pushes.velocity * shift.reshape(-1, 1))
     m = _params("masses", masses, obj.masses, batch, device)
     f = _params("frictions", frictions, obj.frictions, batch, device)
     check_masses(m)
@@ -200,7 +226,7 @@ def simulate(
         positions, contact = FORMULATIONS[formulation](
             centres, m, f, pushes, twist, cell_side=obj.cell_side, dt=dt, n_steps=n_steps,
             friction_dirs=friction_dirs, gravity=gravity, tol=tol, finger=finger, faces=faces,
-            on_step=bar.update,
+            on_step=bar.update, initial_pose=pose,
         )
     index = torch.tensor(indices, device=device)
     positions = positions.index_select(1, index)
