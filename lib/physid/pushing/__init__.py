@@ -9,7 +9,11 @@ through Differentiable Simulations".
 * :mod:`~physid.pushing.rigid_engine`: formulation 2, one rigid body with k friction points;
 * :mod:`~physid.pushing.rollout_args`: the checks of the arguments both engines share;
 * :mod:`~physid.pushing.simulate`: :func:`simulate`, the common entry point;
-* :mod:`~physid.pushing.bullet`: the pybullet "real world".
+* :mod:`~physid.pushing.bullet`: the pybullet "real world";
+* :mod:`~physid.pushing.observations`: ground-truth maps and pushes observed in pybullet;
+* :mod:`~physid.pushing.identify`: Eq. (1) as a target, Algorithm 1 and its baselines;
+* :mod:`~physid.pushing.study`: the protocol of §7 and the studies of the identification
+  chapter, as independent jobs.
 """
 
 from physid.pushing.bullet import MAX_LINKS, simulate_bullet

@@ -57,10 +57,13 @@ __all__ = [
     "feature_contrast",
     "gradient_cost",
     "identifiability",
+    "log_slope",
+    "mean_error",
     "push_counts",
     "robot_standin",
     "run_protocol",
     "sizes",
+    "steps_to",
 ]
 
 #: The paper's headline: under 1.5 cm mean cell error …
@@ -464,3 +467,38 @@ def identifiability(scale: str, seed: int = 0, name: str = "hammer", factor: flo
             _displacement(obj, pushes, masses * scales, frictions / scales, reference),
             _displacement(obj, pushes, masses * scales, frictions, reference),
         )
+
+
+# -- summaries the chapter's claims and figures share --------------------------------------
+
+
+def mean_error(runs: list[MethodRun], method: str, objects: tuple[str, ...] | None = None,
+               simulations: float | None = None, seconds: float | None = None) -> float:
+    """Mean test error (m) over the runs of ``method`` (on ``objects``, default all) of the
+    best estimate within ``simulations`` and ``seconds`` (:meth:`MethodRun.test_error_at`)."""
+    check_choice("method", method, tuple(METHODS))
+    values = [r.test_error_at(simulations, seconds) for r in runs
+              if r.method == method and (objects is None or r.object in objects)]
+    if not values:
+        raise ValueError(f"runs hold no run of {method!r} on {objects}")
+    return float(np.mean(values))
+
+
+def log_slope(x, y) -> float:
+    """The least-squares slope of ``log y`` against ``log x`` (how a cost grows with size);
+    NaN entries of ``y`` are left out."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = np.isfinite(y) & (y > 0)
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+
+
+def steps_to(test_error: np.ndarray, fraction: float = 0.9) -> int:
+    """Gradient steps a run of :func:`push_counts` needs to make ``fraction`` of its total
+    improvement of the test error (0 if it never improves)."""
+    errors = np.asarray(test_error, dtype=float)
+    gain = errors[0] - errors
+    if gain[-1] <= 0:
+        return 0
+    return int(np.argmax(gain >= fraction * gain[-1]))
