@@ -47,6 +47,7 @@ __all__ = [
     "HEADLINE_SECONDS",
     "REGION_FEATURES",
     "SIZES",
+    "TARGET_ANALYTIC_SPEEDUP",
     "CostPoint",
     "Directions",
     "Identifiability",
@@ -70,6 +71,9 @@ __all__ = [
 HEADLINE_ERROR = 0.015
 #: … within 30 s of computation.
 HEADLINE_SECONDS = 30.0
+#: Benchmark target: Algorithm 1 reaches the error it reaches at least this many times sooner
+#: than gradient descent with autograd through the LCP formulation (benchmarks/pushing.py).
+TARGET_ANALYTIC_SPEEDUP = 10.0
 
 #: §7.3's features of each object's map: the region (a material letter of the drawing, and
 #: what it is) whose mean μ·M should stand out, and whether it should be higher (True) or
@@ -236,17 +240,26 @@ def _prepare(name: str, index: int, s: IdentifySizes, seed: int, n_train: int | 
     make_experiment(name, index, n_train or s.n_train, n_test or s.n_test, s.duration, seed)
 
 
-def run_protocol(scale: str, seed: int = 0, scheduler=None) -> list[MethodRun]:
-    """Every method on every experiment of ``sizes(scale).objects`` and Algorithm 1 on the
-    ``map_objects``: the pybullet data first (cached), then one job per run."""
+def run_protocol(scale: str, seed: int = 0, scheduler=None,
+                 methods: tuple[str, ...] | None = None) -> list[MethodRun]:
+    """Every method of ``methods`` (default: the scale's, all registered) on every experiment
+    of ``sizes(scale).objects`` and Algorithm 1 on the ``map_objects``: the pybullet data
+    first (cached), then one job per run, locally or on the Dask cluster ``scheduler``
+    (:func:`physid.sweeps.run_jobs`)."""
     s = sizes(scale)
     seed = check_seed("seed", seed)
+    if methods is None:
+        methods = s.methods
+    if isinstance(methods, str) or not methods:
+        raise ValueError(f"methods must be a non-empty tuple of method names, got {methods!r}")
+    for name in methods:
+        check_choice("methods", name, tuple(METHODS))
     names = s.objects + s.map_objects
     experiments = [dict(name=n, index=i, s=s, seed=seed) for n in names
                    for i in range(s.experiments)]
     run_jobs(_prepare, experiments, n_jobs=s.n_jobs, scheduler=scheduler)
     jobs = [dict(name=n, index=i, method=m, s=s, seed=seed) for n in s.objects
-            for i in range(s.experiments) for m in s.methods]
+            for i in range(s.experiments) for m in methods]
     jobs += [dict(name=n, index=i, method="algorithm1", s=s, seed=seed) for n in s.map_objects
              for i in range(s.experiments)]
     return run_jobs(_run_method, jobs, n_jobs=s.n_jobs, scheduler=scheduler,
