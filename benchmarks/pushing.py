@@ -1,11 +1,12 @@
 """Cost of one 1-second push against the number of cells: both formulations and pybullet.
 
-For rectangles of 10 to 126 cells (2 cm cells, a 0.2 m/s push by the finger at an offset,
-dt = 0.01 s for the engines, 1/240 s for pybullet), the contenders are timed in turn with
-:func:`physid.bench.interleaved` (a warm-up, then 5 repeats of one call of each): the rigid
-formulation's forward simulation and its forward plus the gradient of the final cell positions
-with respect to every cell's mass and friction, pybullet's forward simulation, and the same
-forward and gradient for the LCP formulation. Ratios are taken repeat by repeat
+For solid blocks of 10 to 126 cells (``physid.pushing.study.block``: 2 cm cells, 8 wide, a
+0.2 m/s push by the finger at an offset, dt = 0.01 s for the engines, 1/240 s for pybullet),
+the contenders are timed in turn with :func:`physid.bench.interleaved` (a warm-up, then 5
+repeats of one call of each): the rigid formulation's forward simulation and its forward plus
+the gradient of the final cell positions with respect to every cell's mass and friction,
+pybullet's forward simulation, and the same forward and gradient for the LCP formulation.
+Ratios are taken repeat by repeat
 (:func:`physid.bench.ratio`) and reported as median and spread (smallest–largest repeat).
 
 The LCP formulation is slow (a dense saddle system of about 6k unknowns per interior-point
@@ -44,7 +45,7 @@ import numpy as np
 import torch
 
 from physid.bench import Target, Timing, interleaved, ratio, write_report
-from physid.pushing import Push, from_mask, random_pushes, simulate, simulate_bullet
+from physid.pushing import Push, random_pushes, simulate, simulate_bullet
 from physid.pushing.experiments import (
     BENCH_CELLS,
     TARGET_BATCH_SPEEDUP,
@@ -53,11 +54,15 @@ from physid.pushing.experiments import (
 )
 from physid.pushing.identify import Budget, PushingTarget, identify, start_point
 from physid.pushing.observations import make_experiment
-from physid.pushing.study import HEADLINE_ERROR, HEADLINE_SECONDS, TARGET_ANALYTIC_SPEEDUP
+from physid.pushing.study import (
+    HEADLINE_ERROR,
+    HEADLINE_SECONDS,
+    TARGET_ANALYTIC_SPEEDUP,
+    block,
+)
 from physid.pushing.study import sizes as identify_sizes
 
-SIZES = {10: (2, 5), 24: (4, 6), 48: (6, 8), 88: (8, 11), 126: (8, 16)}
-CELL = 0.02
+SIZES = (10, 24, 48, 88, 126)  # 126: pybullet's 127 links less the finger's skin
 DT = 0.01
 DURATION = 1.0
 LCP_STEPS = 10
@@ -119,16 +124,10 @@ def identification() -> tuple[dict, Target]:
 
 
 def make_object(cells: int):
-    rows, cols = SIZES[cells]
-    mask = np.ones((rows, cols), bool)
-    if rows * cols > cells:
-        mask[0, :2] = False  # 8 × 16 less two cells: 126, pybullet's 127 links less the skin
-    obj = from_mask(mask, CELL, 0.01, 0.4, name=f"{cells} cells")
-    # Push up on the bottom face a quarter of the width off centre, so the object also turns.
-    _, mids, normals = obj.exposed_faces()
-    bottom = mids[(normals[:, 1] > 0.5) & (mids[:, 1] < mids[:, 1].min() + 1e-9)]
-    contact = bottom[np.argmin(np.abs(bottom[:, 0] - cols * CELL / 4))]
-    return obj, Push(tuple(contact), (0.0, 1.0), speed=0.2, duration=DURATION)
+    """The solid block of ``cells`` cells and its off-centre push (:func:`block`), lasting
+    ``DURATION``."""
+    obj, push = block(cells)
+    return obj, Push(push.contact, push.direction, speed=0.2, duration=DURATION)
 
 
 def contenders(obj, push, formulation: str, steps: int, prefix: str) -> dict:

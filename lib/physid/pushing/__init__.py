@@ -13,7 +13,9 @@ through Differentiable Simulations".
 * :mod:`~physid.pushing.observations`: ground-truth maps and pushes observed in pybullet;
 * :mod:`~physid.pushing.identify`: Eq. (1) as a target, Algorithm 1 and its baselines;
 * :mod:`~physid.pushing.study`: the protocol of §7 and the studies of the identification
-  chapter, as independent jobs.
+  chapter, as independent jobs;
+* :mod:`~physid.pushing.figures` and :mod:`~physid.pushing.identify_figures`: the figures
+  and explorers of the two chapters.
 """
 
 from physid.pushing.bullet import MAX_LINKS, simulate_bullet

@@ -27,7 +27,7 @@ from physid.pushing.identify import (
     identify,
     start_point,
 )
-from physid.pushing.objects import OBJECT_NAMES, from_mask, load_object
+from physid.pushing.objects import OBJECT_NAMES, CellObject, from_mask, load_object
 from physid.pushing.observations import (
     MASS_FACTOR,
     Experiment,
@@ -35,7 +35,7 @@ from physid.pushing.observations import (
     make_experiment,
     observe,
 )
-from physid.pushing.pushes import random_pushes
+from physid.pushing.pushes import Push, random_pushes
 from physid.pushing.simulate import cell_position_error, simulate
 from physid.scales import select
 from physid.sweeps import run_jobs
@@ -43,6 +43,9 @@ from physid.threads import one_torch_thread
 from physid.validate import check_choice, check_count, check_positive, check_seed
 
 __all__ = [
+    "BLOCK_CELL",
+    "BLOCK_WIDTH",
+    "COST_DURATION",
     "HEADLINE_ERROR",
     "HEADLINE_SECONDS",
     "REGION_FEATURES",
@@ -54,6 +57,7 @@ __all__ = [
     "IdentifySizes",
     "MethodRun",
     "PushCountRun",
+    "block",
     "direction_study",
     "feature_contrast",
     "gradient_cost",
@@ -63,6 +67,7 @@ __all__ = [
     "push_counts",
     "robot_standin",
     "run_protocol",
+    "shows_feature",
     "sizes",
     "steps_to",
 ]
@@ -71,6 +76,8 @@ __all__ = [
 HEADLINE_ERROR = 0.015
 #: … within 30 s of computation.
 HEADLINE_SECONDS = 30.0
+#: Seconds of the one push the cost study times a gradient on (:func:`gradient_cost`).
+COST_DURATION = 0.3
 #: Benchmark target: Algorithm 1 reaches the error it reaches at least this many times sooner
 #: than gradient descent with autograd through the LCP formulation (benchmarks/pushing.py).
 TARGET_ANALYTIC_SPEEDUP = 10.0
@@ -282,19 +289,24 @@ def robot_standin(scale: str, seed: int = 0, scheduler=None) -> list[MethodRun]:
 
 def feature_contrast(name: str, identified_map: np.ndarray) -> float:
     """§7.3's feature of object ``name`` in a map (k,): the mean μ·M share of the named region
-    (:data:`REGION_FEATURES`) divided by that of the rest of the object, inverted where the
-    region should be lighter, so that a value above 1 shows the feature."""
-    from physid.pushing.objects import load_object
-
+    (:data:`REGION_FEATURES`) divided by that of the rest of the object. The feature shows
+    when it is above 1 for a region that should be heavier and below 1 for one that should be
+    lighter (:func:`shows_feature`)."""
     check_choice("name", name, OBJECT_NAMES)
     obj = load_object(name)
-    region, _, higher = REGION_FEATURES[name]
+    region = REGION_FEATURES[name][0]
     cells = np.array([r == region for r in obj.regions])
     values = np.asarray(identified_map, dtype=float)
     if values.shape != (len(obj),):
         raise ValueError(f"identified_map must have shape ({len(obj)},), got {values.shape}")
-    ratio = values[cells].mean() / values[~cells].mean()
-    return float(ratio if higher else 1.0 / ratio)
+    return float(values[cells].mean() / values[~cells].mean())
+
+
+def shows_feature(name: str, contrast: float) -> bool:
+    """Whether a :func:`feature_contrast` shows object ``name``'s feature: above 1 where the
+    region should be heavier, below 1 where it should be lighter."""
+    check_choice("name", name, OBJECT_NAMES)
+    return bool(contrast > 1.0) if REGION_FEATURES[name][2] else bool(contrast < 1.0)
 
 
 @dataclass(frozen=True)
@@ -387,8 +399,8 @@ def direction_study(scale: str, seed: int = 0, scheduler=None) -> list[Direction
 
 @dataclass(frozen=True)
 class CostPoint:
-    """Median seconds per gradient of Eq. (1) on one 0.3 s push of an object of ``cells``
-    cells, per method (NaN where a formulation was not timed at this size)."""
+    """Median seconds per gradient of Eq. (1) on one push of :data:`COST_DURATION` s of an
+    object of ``cells`` cells, per method (NaN where a formulation was not timed at this size)."""
 
     cells: int
     algorithm1: float
@@ -396,19 +408,32 @@ class CostPoint:
     autograd_lcp: float
 
 
-def _bar(cells: int):
-    """A solid block of ``cells`` cells, 8 wide with a ragged last row, 2 cm cells."""
-    rows = -(-cells // 8)
-    mask = np.zeros((rows, 8), bool)
-    mask.reshape(-1)[:cells] = True
-    return from_mask(mask, 0.02, masses=0.5, frictions=0.5, name=f"block{cells}")
+#: Columns of the solid blocks of the cost studies (:func:`block`).
+BLOCK_WIDTH = 8
+#: Side (m) of a block's cells.
+BLOCK_CELL = 0.02
+
+
+def block(cells: int) -> tuple[CellObject, Push]:
+    """A solid block of ``cells`` cells of :data:`BLOCK_CELL` m, :data:`BLOCK_WIDTH` wide with
+    a ragged top row, and the push the cost studies time on it: up on the bottom face, a
+    quarter of the width off centre, so that the block also turns."""
+    cells = check_count("cells", cells)
+    rows = -(-cells // BLOCK_WIDTH)
+    mask = np.zeros((rows, BLOCK_WIDTH), bool)
+    mask.reshape(-1)[-cells:] = True  # the full rows at the bottom
+    obj = from_mask(mask, BLOCK_CELL, masses=0.5, frictions=0.5, name=f"{cells} cells")
+    _, mids, normals = obj.exposed_faces()
+    bottom = mids[(normals[:, 1] > 0.5) & (mids[:, 1] < mids[:, 1].min() + 1e-9)]
+    width = BLOCK_WIDTH if cells >= BLOCK_WIDTH else cells
+    contact = bottom[np.argmin(np.abs(bottom[:, 0] - width * BLOCK_CELL / 4))]
+    return obj, Push(tuple(contact), (0.0, 1.0), duration=COST_DURATION)
 
 
 def _cost(cells: int, s: IdentifySizes, seed: int) -> CostPoint:
     with one_torch_thread():
-        obj = _bar(cells)
-        push = random_pushes(obj, 1, seed=seed, duration=0.3)
-        data = observe(obj, push, obj.masses, obj.frictions, world="rigid")
+        obj, push = block(cells)
+        data = observe(obj, [push], obj.masses, obj.frictions, world="rigid")
         x = torch.as_tensor(start_point(cells))[None]
         rigid, lcp = PushingTarget(data), PushingTarget(data, formulation="lcp")
 
