@@ -28,6 +28,7 @@ from physid.pushing.identify import (
 )
 from physid.pushing.observations import OBSERVATION_PERIOD, Observations, fit_poses
 from physid.pushing.simulate import cell_position_error
+from tests.pushing_twists import engine_twist
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -42,16 +43,6 @@ FRICTIONS = torch.tensor([0.3, 0.5, 0.7, 0.4, 0.6, 0.2], dtype=F64)
 def unit(masses: torch.Tensor, frictions: torch.Tensor) -> torch.Tensor:
     """The unit-box particle (1, 2k) of physical masses and frictions."""
     return ((torch.cat([masses, frictions]) - LOWER) / (UPPER - LOWER))[None]
-
-
-def engine_twist(before: torch.Tensor, after: torch.Tensor, dt: float) -> torch.Tensor:
-    """The twist that moves pose ``before`` to ``after`` in one engine step (se2_step inverted)."""
-    d = after - before
-    omega = (torch.remainder(d[..., 0] + math.pi, 2 * math.pi) - math.pi) / dt
-    half = omega * (dt / 2)
-    flow = torch.polar(torch.sinc(half / math.pi) * dt, half)
-    v = torch.view_as_real(torch.complex(d[..., 1], d[..., 2]) / flow)
-    return torch.cat([omega.unsqueeze(-1), v], -1)
 
 
 def simulated_observations(obj, pushes, masses, frictions) -> Observations:

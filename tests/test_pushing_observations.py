@@ -29,6 +29,7 @@ from physid.pushing.observations import (
     make_experiment,
     observe,
 )
+from tests.pushing_twists import engine_twist
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -40,18 +41,6 @@ DT = 0.01
 def box():
     """2 × 3 cells of 2 cm."""
     return rectangle(2, 3, 0.02, 0.05, 0.4)
-
-
-def engine_twist(before: torch.Tensor, after: torch.Tensor, dt: float) -> torch.Tensor:
-    """The twist ``[ω, vx, vy]`` (origin, world axes) that moves the pose ``before`` to
-    ``after`` in one engine step of ``dt`` (the inverse of ``se2_step``): a backward
-    difference of the yaw, and of the origin corrected by the step's rotation."""
-    d = after - before
-    omega = (torch.remainder(d[..., 0] + math.pi, 2 * math.pi) - math.pi) / dt
-    half = omega * (dt / 2)
-    flow = torch.polar(torch.sinc(half / math.pi) * dt, half)
-    v = torch.view_as_real(torch.complex(d[..., 1], d[..., 2]) / flow)
-    return torch.cat([omega.unsqueeze(-1), v], -1)
 
 
 # --- restarts from an observed pose and twist ---------------------------------------------------

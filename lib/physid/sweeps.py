@@ -218,8 +218,10 @@ def cached(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` with its results kept in the disk cache, keyed by ``fn`` and all its arguments.
 
     Use it as a decorator on a module-level function whose result depends only on its
-    arguments. The cache's location (and whether it is on) is read at each call, from
-    ``PHYSID_CACHE``. The wrapped function keeps ``fn``'s name and docstring.
+    arguments, given as plain data and numpy arrays: joblib hashes a torch tensor differently
+    on every call, so a tensor argument would never hit the cache. The cache's location (and
+    whether it is on) is read at each call, from ``PHYSID_CACHE``. The wrapped function keeps
+    ``fn``'s name and docstring.
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")

@@ -326,8 +326,9 @@ class History:
 
 class Tracker:
     """Evaluates a :class:`PushingTarget` for a method within a :class:`Budget`: counts
-    simulations and wall time, records improvements in :attr:`history`, raises
-    :class:`Exhausted` before an evaluation it cannot afford or once the time is spent.
+    simulations and wall time, records improvements in its ``history`` (a :class:`History`),
+    raises :class:`Exhausted` before an evaluation it cannot afford or once the time is
+    spent.
 
     The history starts with the start point ``x0`` (unit box, (2k,)) and its loss
     ``start_loss``, at 0 simulations and 0 s: every method starts there, and the start is

@@ -247,7 +247,7 @@ def _prepare(name: str, index: int, s: IdentifySizes, seed: int, n_train: int | 
     make_experiment(name, index, n_train or s.n_train, n_test or s.n_test, s.duration, seed)
 
 
-def run_protocol(scale: str, seed: int = 0, scheduler=None,
+def run_protocol(scale: str, seed: int = 0, scheduler: object = None,
                  methods: tuple[str, ...] | None = None) -> list[MethodRun]:
     """Every method of ``methods`` (default: the scale's, all registered) on every experiment
     of ``sizes(scale).objects`` and Algorithm 1 on the ``map_objects``: the pybullet data
@@ -273,7 +273,7 @@ def run_protocol(scale: str, seed: int = 0, scheduler=None,
                     desc="identification")
 
 
-def robot_standin(scale: str, seed: int = 0, scheduler=None) -> list[MethodRun]:
+def robot_standin(scale: str, seed: int = 0, scheduler: object = None) -> list[MethodRun]:
     """The sizes of the paper's real-robot runs in simulation: Algorithm 1 and autograd through
     formulation 2 with ``robot_train`` training and ``robot_test`` test pushes on each of
     ``robot_objects`` (first experiment)."""
@@ -339,7 +339,7 @@ def _push_count(n_train: int, s: IdentifySizes, seed: int) -> PushCountRun:
     return PushCountRun(n_train, per_step, seconds)
 
 
-def push_counts(scale: str, seed: int = 0, scheduler=None) -> list[PushCountRun]:
+def push_counts(scale: str, seed: int = 0, scheduler: object = None) -> list[PushCountRun]:
     """Fig. 4b: Algorithm 1 on the first experiment of the first of ``objects`` (the hammer)
     with each of ``push_counts`` training pushes (the first ones of the largest count), test
     error against gradient steps."""
@@ -387,7 +387,7 @@ def _directions(name: str, s: IdentifySizes, seed: int) -> Directions:
                       ex.train.lost_contact.numpy())
 
 
-def direction_study(scale: str, seed: int = 0, scheduler=None) -> list[Directions]:
+def direction_study(scale: str, seed: int = 0, scheduler: object = None) -> list[Directions]:
     """Algorithm 1's direction against the exact gradient on every training push of the first
     experiment of each of ``objects``, at the first ``cosine_iterations`` iterates of
     Algorithm 1."""
@@ -452,7 +452,7 @@ def _cost(cells: int, s: IdentifySizes, seed: int) -> CostPoint:
         )
 
 
-def gradient_cost(scale: str, seed: int = 0, scheduler=None) -> list[CostPoint]:
+def gradient_cost(scale: str, seed: int = 0, scheduler: object = None) -> list[CostPoint]:
     """Seconds per gradient against the number of cells (``cells``), one job per size, one
     after the other (timings must not share the cores)."""
     s = sizes(scale)
