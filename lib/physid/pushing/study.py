@@ -55,6 +55,7 @@ __all__ = [
     "Directions",
     "Identifiability",
     "IdentifySizes",
+    "LONG_EVAL",
     "MethodRun",
     "PushCountRun",
     "block",
@@ -63,6 +64,7 @@ __all__ = [
     "gradient_cost",
     "identifiability",
     "log_slope",
+    "long_runs",
     "mean_error",
     "push_counts",
     "robot_standin",
@@ -105,7 +107,8 @@ class IdentifySizes:
     Fig. 4b; ``cosine_iterations`` the direction study; ``cells`` the cost study (with
     ``lcp_cells`` the sizes the LCP formulation is timed at and ``cost_repeats`` repeats);
     ``robot_objects``, ``robot_train`` and ``robot_test`` the simulated stand-in for the real
-    robot's runs; ``n_jobs`` local workers.
+    robot's runs; ``long_object`` and ``long_budget`` (simulations) the longer runs of
+    :func:`long_runs`; ``n_jobs`` local workers.
     """
 
     objects: tuple[str, ...]
@@ -126,6 +129,8 @@ class IdentifySizes:
     robot_objects: tuple[str, ...] = ("hammer", "toolbox", "book")
     robot_train: int = 2
     robot_test: int = 5
+    long_object: str = "crimp"
+    long_budget: int = 120
     n_jobs: int = 2
 
 
@@ -140,6 +145,7 @@ SIZES = {
         n_test=2, duration=0.5, budget=Budget(simulations=8, seconds=10.0), n_eval=2,
         push_counts=(1, 2), steps=2, cosine_iterations=1, cells=(10, 24), lcp_cells=(10,),
         cost_repeats=1, robot_objects=("crimp",), robot_train=1, robot_test=1,
+        long_budget=8,
     ),
     "default": IdentifySizes(
         objects=_PAPER_OBJECTS, map_objects=("toolbox", "book"), methods=_ALL, experiments=1,
@@ -153,6 +159,7 @@ SIZES = {
         budget=Budget(simulations=100, seconds=60.0), n_eval=6,
         push_counts=(1, 2, 3, 4, 5, 6, 7, 8), steps=10, cosine_iterations=5,
         cells=(10, 24, 48, 88, 127), lcp_cells=(10, 24, 48, 88, 127), cost_repeats=5,
+        long_budget=400,
     ),
 }
 
@@ -217,13 +224,14 @@ class MethodRun:
 
 
 def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
-                n_train: int | None = None, n_test: int | None = None) -> MethodRun:
+                n_train: int | None = None, n_test: int | None = None,
+                budget: Budget | None = None, n_eval: int | None = None) -> MethodRun:
     with one_torch_thread():
         ex = make_experiment(name, index, n_train or s.n_train, n_test or s.n_test,
                              s.duration, seed)
-        run = identify(method, ex.train, s.budget, seed=seed)
+        run = identify(method, ex.train, budget or s.budget, seed=seed)
         h = run.history
-        points = _eval_points(len(h.estimates), s.n_eval)
+        points = _eval_points(len(h.estimates), n_eval or s.n_eval)
         target = PushingTarget(ex.train)
         x = torch.as_tensor(np.array([h.estimates[i] for i in points]))
         masses, frictions = target.physical(x)
@@ -284,6 +292,24 @@ def robot_standin(scale: str, seed: int = 0, scheduler: object = None) -> list[M
                         for n in s.robot_objects], n_jobs=s.n_jobs, scheduler=scheduler)
     jobs = [dict(name=n, index=0, method=m, s=s, seed=seed, **sized) for n in s.robot_objects
             for m in ("algorithm1", "autograd-rigid")]
+    return run_jobs(_run_method, jobs, n_jobs=s.n_jobs, scheduler=scheduler)
+
+
+#: Improvements at which the test error of a :func:`long_runs` run is evaluated.
+LONG_EVAL = 8
+
+
+def long_runs(scale: str, seed: int = 0, scheduler: object = None) -> list[MethodRun]:
+    """Algorithm 1 and exact-gradient descent through formulation 2 on the first experiment of
+    ``long_object`` with a budget of ``long_budget`` simulations and no time limit, the test
+    error evaluated at up to :data:`LONG_EVAL` improvements: where each goes given more
+    time than the protocol's budget."""
+    s = sizes(scale)
+    seed = check_seed("seed", seed)
+    _prepare(s.long_object, 0, s, seed)
+    budget = Budget(simulations=s.long_budget)
+    jobs = [dict(name=s.long_object, index=0, method=m, s=s, seed=seed, budget=budget,
+                 n_eval=LONG_EVAL) for m in ("algorithm1", "autograd-rigid")]
     return run_jobs(_run_method, jobs, n_jobs=s.n_jobs, scheduler=scheduler)
 
 
