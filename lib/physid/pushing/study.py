@@ -170,9 +170,10 @@ def sizes(scale: str) -> IdentifySizes:
 
 
 def _experiment(name: str, index: int, s: IdentifySizes, seed: int,
-                n_train: int | None = None) -> Experiment:
-    return make_experiment(name, index, s.n_train if n_train is None else n_train, s.n_test,
-                           s.duration, seed)
+                n_train: int | None = None, n_test: int | None = None) -> Experiment:
+    """Experiment ``index`` of ``name`` at the sizes ``s`` (pybullet data cached on disk)."""
+    return make_experiment(name, index, s.n_train if n_train is None else n_train,
+                           s.n_test if n_test is None else n_test, s.duration, seed)
 
 
 def _eval_points(n: int, n_eval: int) -> list[int]:
@@ -227,8 +228,7 @@ def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
                 n_train: int | None = None, n_test: int | None = None,
                 budget: Budget | None = None, n_eval: int | None = None) -> MethodRun:
     with one_torch_thread():
-        ex = make_experiment(name, index, n_train or s.n_train, n_test or s.n_test,
-                             s.duration, seed)
+        ex = _experiment(name, index, s, seed, n_train, n_test)
         run = identify(method, ex.train, budget or s.budget, seed=seed)
         h = run.history
         points = _eval_points(len(h.estimates), n_eval or s.n_eval)
@@ -252,7 +252,7 @@ def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
 
 def _prepare(name: str, index: int, s: IdentifySizes, seed: int, n_train: int | None = None,
              n_test: int | None = None) -> None:
-    make_experiment(name, index, n_train or s.n_train, n_test or s.n_test, s.duration, seed)
+    _experiment(name, index, s, seed, n_train, n_test)
 
 
 def run_protocol(scale: str, seed: int = 0, scheduler: object = None,
