@@ -88,12 +88,21 @@ def test_chain_estimators_start_at_the_centre_and_particle_methods_on_sobol(tiny
     )
 
 
+def test_emcee_raises_its_walkers_to_twice_the_dimension(tiny_refs):
+    target = tiny_target(tiny_refs, "CSVGD")  # multiple shooting: parameters and states
+    emcee = make_estimator("Emcee", target, n_particles=3, seed=1)
+    emcee.run(2, progress=False)
+    assert emcee.particles.shape == (2 * target.dim, target.dim)
+    assert emcee.diagnostics() == {"walkers_requested": 3, "walkers": 2 * target.dim}
+    assert len(torch.unique(emcee.particles[:, target.n_params :], dim=0)) == 2 * target.dim
+
+
 def test_bad_estimator_arguments(tiny_refs):
     target = tiny_target(tiny_refs, "SVGD")
     with pytest.raises(ValueError, match="name must be one of"):
         make_estimator("HMC", target)
-    with pytest.raises(ValueError, match="n_particles must be >= 2 \\* dim"):
-        make_estimator("Emcee", target, n_particles=3)
+    with pytest.raises(ValueError, match="n_particles"):
+        make_estimator("Emcee", target, n_particles=0)
     with pytest.raises(ValueError, match="n_particles"):
         make_estimator("SVGD", target, n_particles=0)
     with pytest.raises(ValueError, match="single-shooting"):
@@ -140,7 +149,7 @@ def test_bayessim_learns_a_posterior_near_the_truth():
         n_particles=100,
         seed=0,
         n_simulations=800,
-        downsample=10,
+        every=10,
         batch_size=100,
     )
     estimator.run(150, progress=False)

@@ -319,12 +319,13 @@ OPTION_BAD = [
     ("CEM", {"elite_fraction": 0.0}, "elite_fraction"),
     ("CEM", {"elite_fraction": 1.5}, "elite_fraction"),
     ("CEM", {"components": 8}, "n_particles"),
-    ("Emcee", {"n_particles": 3}, "n_particles"),
+    ("Emcee", {"n_particles": 0}, "n_particles"),
     ("NUTS", {"warmup_steps": -1}, "warmup_steps"),
     ("NUTS", {"max_tree_depth": 0}, "max_tree_depth"),
     ("BayesSim", {"n_simulations": 1}, "n_simulations"),
-    ("BayesSim", {"downsample": 0}, "downsample"),
-    ("BayesSim", {"downsample": 9}, "downsample"),
+    ("BayesSim", {"every": 0}, "every"),
+    ("BayesSim", {"every": 9}, "every"),
+    ("BayesSim", {"statistic": "wavelet"}, "statistic"),
     ("BayesSim", {"lr": 0.0}, "lr"),
     ("BayesSim", {"lr": NAN}, "lr"),
     ("BayesSim", {"batch_size": 0}, "batch_size"),
@@ -335,7 +336,7 @@ OPTION_BAD = [
 @pytest.mark.parametrize("name, options, word", OPTION_BAD)
 def test_estimator_options_are_checked(name, options, word):
     error = TypeError if word in ("hidden", "kernel") else ValueError
-    base = {"n_particles": 8, "downsample": 2} if name == "BayesSim" else {"n_particles": 8}
+    base = {"n_particles": 8, "every": 2} if name == "BayesSim" else {"n_particles": 8}
     with pytest.raises(error, match=rf"\b{word}\b"):
         make_estimator(name, est_target(name), **{**base, **options})
 

@@ -32,6 +32,7 @@ from physid.inference.base import (
     register,
 )
 from physid.inference.likelihood import Target, TrajectoryLikelihood
+from physid.inference.statistics import DEFAULT_LAGS, STATISTICS, features
 from physid.inference.svgd import CSVGD, SVGD  # noqa: F401 - registers them, first
 from physid.validate import check_choice, check_count, check_number, check_positive
 
@@ -133,17 +134,24 @@ class CEM(Estimator):
 
 @register("Emcee")
 class Emcee(Estimator):
-    """``emcee``'s ensemble sampler; the walkers are the particles (needs N ≥ 2·dim)."""
+    """``emcee``'s ensemble sampler; the walkers are the particles.
+
+    Its stretch move needs at least ``2·dim`` walkers: fewer ``n_particles`` than that are
+    raised to ``2·dim`` (the multiple-shooting targets have tens of dimensions), and
+    :meth:`diagnostics` reports the count asked for and the count run.
+    """
 
     def __init__(
         self, target: Target, n_particles: int = 100, seed: int = 0, x0: Tensor | None = None
     ):
-        super().__init__(target, n_particles, seed, x0)
-        if self.n_particles < 2 * target.dim:
-            raise ValueError(
-                f"n_particles must be >= 2 * dim = {2 * target.dim} walkers for emcee, "
-                f"got {self.n_particles}"
-            )
+        if not isinstance(target, Target):
+            raise TypeError(f"target must be a Target, got {type(target).__name__}")
+        self.requested = check_count("n_particles", n_particles)
+        super().__init__(target, max(self.requested, 2 * target.dim), seed, x0)
+
+    def diagnostics(self) -> dict[str, object]:
+        """The walkers asked for and the walkers run (at least ``2·dim``)."""
+        return {"walkers_requested": self.requested, "walkers": self.n_particles}
 
     def _log_prob(self, x: np.ndarray) -> np.ndarray:
         xt = torch.as_tensor(x, dtype=torch.float64)
@@ -277,23 +285,27 @@ class _MDN(torch.nn.Module):
 
 @register(
     "BayesSim",
-    options={"downsample": 20},
+    options={"every": 20},
     scales={  # iterations: training epochs; the paper's runs: 10,000 simulations, 3,000 epochs
         "quick": Scaled(12, {"n_simulations": 200}),
         "default": Scaled(500, {"n_simulations": 2000}),
         "paper": Scaled(3000, {"n_simulations": 10000}),
     },
-    smoke={"n_simulations": 64, "downsample": 5, "batch_size": 32},
+    smoke={"n_simulations": 64, "every": 5, "batch_size": 32},
 )
 class BayesSim(Estimator):
     """Likelihood-free inference with a mixture density network (BayesSim, Ramos et al. 2019).
 
     Simulates ``n_simulations`` single-shooting trajectories from parameters drawn from the
-    prior, reduces each to every ``downsample``-th standardised observation (BayesSim's
-    "downsampled" input), and fits ``q(z | features)`` by maximum likelihood with Adam. The
-    particles are draws from ``q`` given each reference trajectory (an equal share per
-    reference: the mixture, or "sum", posterior), redrawn until they fall inside the limits.
-    Only single-shooting trajectory targets qualify.
+    prior, reduces each standardised observation trajectory to an input statistic of
+    :mod:`physid.inference.statistics` (``statistic``: every ``every``-th observation by
+    default, BayesSim's "downsampled" input; ``"difference"``, ``"summary"`` or
+    ``"signature"`` truncated at ``depth``; the summary's lags are those of the paper shorter
+    than the trajectory), and fits ``q(z | features)`` by maximum
+    likelihood with Adam. The particles are draws from ``q`` given each reference trajectory
+    (an equal share per reference: the mixture, or "sum", posterior), redrawn until they fall
+    inside the limits. Simulations that blow up are left out of the training set and counted
+    (:meth:`diagnostics`). Only single-shooting trajectory targets qualify.
     """
 
     def __init__(
@@ -303,7 +315,9 @@ class BayesSim(Estimator):
         seed: int = 0,
         x0: Tensor | None = None,
         n_simulations: int = 2000,
-        downsample: int = 20,
+        statistic: str = "downsampled",
+        every: int = 20,
+        depth: int = 3,
         components: int = 3,
         hidden: int = 24,
         lr: float = 1e-3,
@@ -313,30 +327,44 @@ class BayesSim(Estimator):
             raise ValueError("target must be a single-shooting TrajectoryLikelihood for BayesSim")
         super().__init__(target, n_particles, seed, x0)
         self.n_simulations = check_count("n_simulations", n_simulations, 2)
-        self.downsample = check_count("downsample", downsample, 1, target.n_steps)
+        self.statistic = check_choice("statistic", statistic, tuple(STATISTICS))
+        self.every = check_count("every", every, 1, target.n_steps)
+        self.depth = check_count("depth", depth)
         self.components = check_count("components", components)
         self.hidden = check_count("hidden", hidden)
         self.lr = check_positive("lr", lr)
         self.batch_size = check_count("batch_size", batch_size)
 
     def features(self, trajectories: Tensor) -> Tensor:
-        """Every ``downsample``-th standardised observation of (…, T+1, S) trajectories,
-        flattened."""
-        measured = self.target.observations(trajectories)[..., :: self.downsample, :]
-        return measured.reshape(*measured.shape[:-2], -1)
+        """The input statistic of (…, T+1, S) finite trajectories' standardised
+        observations (…, F)."""
+        measured = self.target.observations(trajectories)
+        options = {
+            "downsampled": {"every": self.every},
+            "difference": {"every": self.every},
+            "summary": {"lags": tuple(lag for lag in DEFAULT_LAGS if lag < measured.shape[-2])},
+            "signature": {"depth": self.depth},
+        }[self.statistic]
+        return features(self.statistic, measured, **options)
 
     def diagnostics(self) -> dict[str, object]:
-        """The mean training loss of each epoch so far."""
-        return {"losses": list(self.losses)}
+        """The mean training loss of each epoch so far and the simulations left out of the
+        training set because they blew up."""
+        return {"losses": list(self.losses), "unstable_simulations": self.unstable}
 
     def _start(self, x0: Tensor) -> None:
         m = self.target.n_params
         z = torch.rand((self.n_simulations, m), generator=self.generator, dtype=torch.float64)
         theta = self.target.parameters(z)
         trajectories = self.target.rollouts(theta)[:, 0]  # the first reference's start state
-        feats = self.features(trajectories)
-        good = torch.isfinite(feats).all(1)
-        self.train_z, feats = z[good], feats[good]
+        good = torch.isfinite(trajectories).flatten(1).all(1)
+        self.unstable = int((~good).sum())
+        if int(good.sum()) < 2:
+            raise ValueError(
+                f"n_simulations: only {int(good.sum())} of {self.n_simulations} simulations "
+                "from the prior stayed finite; BayesSim needs at least 2"
+            )
+        self.train_z, feats = z[good], self.features(trajectories[good])
         self.feat_mean, self.feat_std = feats.mean(0), feats.std(0).clamp_min(1e-6)
         self.train_x = (feats - self.feat_mean) / self.feat_std
         observed = self.features(self.target.data)

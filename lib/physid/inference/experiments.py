@@ -263,7 +263,7 @@ def synthetic_problem(s: Sizes, seed: int = 0) -> SyntheticProblem:
 
 @dataclass(frozen=True)
 class EstimatorSettings:
-    """How the chapter runs one estimator at some sizes (see :func:`estimator_settings`)."""
+    """How a chapter runs one estimator at some sizes (see :func:`estimator_settings`)."""
 
     iterations: int
     windows: int
@@ -271,17 +271,36 @@ class EstimatorSettings:
     options: dict[str, object]
 
 
-def estimator_settings(name: str, s: Sizes) -> EstimatorSettings:
+#: The shooting an estimator runs with (:func:`estimator_settings`): ``"registered"`` (CSVGD
+#: on multiple shooting, every other estimator on single shooting, as in the paper's Table I),
+#: ``"single"`` or ``"multiple"`` (Table II).
+SHOOTING = ("registered", "single", "multiple")
+
+
+def estimator_settings(name: str, s: Sizes, shooting: str = "registered") -> EstimatorSettings:
     """The iterations, shooting windows, target options and estimator options of ``name`` at
-    sizes ``s``, from its registration (:data:`physid.inference.base.REGISTRY`)."""
-    s = _check_sizes(s)
+    sizes ``s`` (anything with a ``scale``, ``iterations`` and ``windows``), from its
+    registration (:data:`physid.inference.base.REGISTRY`).
+
+    On multiple shooting (``s.windows`` windows) an estimator registered for it (CSVGD) holds
+    the defects as constraints; every other estimator sees them through the Gaussian defect
+    likelihood of Eq. (inf-ms), as the paper does for its Table II.
+    """
+    for attribute in ("scale", "iterations", "windows"):
+        if not hasattr(s, attribute):
+            raise TypeError(
+                f"s must be a sizes object with a scale, iterations and windows, got {s!r}"
+            )
     spec = REGISTRY[check_choice("name", name, tuple(REGISTRY))]
+    shooting = check_choice("shooting", shooting, SHOOTING)
     scaled = spec.at(s.scale)
     iterations = s.iterations if scaled.iterations is None else scaled.iterations
     options = dict(scaled.options)
-    if spec.multiple_shooting:
-        return EstimatorSettings(iterations, s.windows, {"defects": "constraint"}, options)
-    return EstimatorSettings(iterations, 1, {"defects": "likelihood"}, options)
+    multiple = spec.multiple_shooting if shooting == "registered" else shooting == "multiple"
+    if not multiple:
+        return EstimatorSettings(iterations, 1, {"defects": "likelihood"}, options)
+    defects = "constraint" if spec.multiple_shooting else "likelihood"
+    return EstimatorSettings(iterations, s.windows, {"defects": defects}, options)
 
 
 @dataclass
