@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 VENDOR := book/_static/vendor
 
-.PHONY: setup vendor book test bench lint clean distclean
+.PHONY: setup vendor data book test bench lint clean distclean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,7 +22,30 @@ setup: $(STAMP)
 vendor: $(STAMP)
 	$(PY) -m physid.book --fetch-vendor
 
-book: vendor
+# The IBM double-pendulum marker tracks of Part II (physid.inference.ibm): a link to the shared
+# copy when there is one, else where to get them. The book runs without them (on a simulated
+# stand-in, which it says).
+IBM_DATA := data/ibm-double-pendulum
+IBM_SHARED := ../shared/data/ibm-double-pendulum
+IBM_SOURCE := https://github.com/erwincoumans/tiny-differentiable-simulator
+
+data:
+	@if [ -e $(IBM_DATA) ]; then \
+		echo "$(IBM_DATA) is in place"; \
+	elif [ -L $(IBM_DATA) ]; then \
+		echo "$(IBM_DATA) is a broken link: remove it and run make data again"; \
+	elif [ -d $(IBM_SHARED) ]; then \
+		ln -s "$$(cd $(IBM_SHARED) && pwd)" $(IBM_DATA) && \
+		echo "linked $(IBM_DATA) -> $$(cd $(IBM_SHARED) && pwd)"; \
+	else \
+		echo "The IBM double-pendulum data (CDLA-Sharing-1.0) are not here. The public copy is"; \
+		echo "the folder data/ibm-double-pendulum/original/dpc_dataset_csv/ of $(IBM_SOURCE)"; \
+		echo "(runs 0-20; the licence is data/ibm-double-pendulum/LICENSE.pdf there)."; \
+		echo "Put the files in $(IBM_DATA)/original/ as <run>.csv (0.csv, 1.csv, ...),"; \
+		echo "or set PHYSID_IBM_DATA to the folder holding them."; \
+	fi
+
+book: vendor data
 	$(PY) -m physid.book --scale $(SCALE) --seed $(SEED)
 
 lint: $(STAMP)

@@ -189,7 +189,9 @@ def check_array(
     array = np.ascontiguousarray(raw, dtype=float)
     if shape is not None:
         _check_shape(name, array.shape, shape)
-    _check_values(name, torch.from_numpy(array), finite, nonnegative, positive)
+    # torch warns on a read-only array (a frozen dataclass's field); check a copy of those.
+    values = torch.from_numpy(array if array.flags.writeable else array.copy())
+    _check_values(name, values, finite, nonnegative, positive)
     return array
 
 
