@@ -1,0 +1,117 @@
+"""Figures and the ipywidgets view of the real-pendulum and shaken-box chapter.
+
+The figures take the book's style (:func:`physid.display.use_book_style`); no font size or dpi
+is set here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+from physid.display import explorer
+from physid.inference.figures import COLOURS
+from physid.inference.real_pendulum import RealProblem, RealRun, predictive
+from physid.validate import check_count
+
+__all__ = ["ANGLE_LABELS", "plot_data", "plot_predictive", "predictive_explorer"]
+
+#: The joint angles' axis labels.
+ANGLE_LABELS = ("q0 (rad)", "q1 (rad)")
+
+
+def _times(n: int, dt: float) -> np.ndarray:
+    return np.arange(n) * dt
+
+
+def plot_data(problem: RealProblem) -> Figure:
+    """The reference trajectory (black) and the held-out test trajectories (grey): both joint
+    angles over time, each start wrapped into (−π, π]."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 2.8), sharex=True)
+    t = _times(problem.reference.shape[1], problem.model.dt)
+    for joint, ax in enumerate(axes):
+        for test in problem.tests:
+            ax.plot(t, test[:, joint], color="0.6", lw=0.8)
+        ax.plot(t, problem.reference[0, :, joint], color="k", lw=1.5)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(ANGLE_LABELS[joint])
+    axes[0].plot([], [], color="k", label="reference")
+    axes[0].plot([], [], color="0.6", label="held-out tests")
+    fig.legend(frameon=False, loc="outside upper center", ncols=2)
+    return fig
+
+
+def _band(ax: plt.Axes, t: np.ndarray, values: np.ndarray, colour: str) -> None:
+    """The 5–95 % band and the median of rollouts (N, T) that stayed finite."""
+    finite = values[np.isfinite(values).all(1)]
+    if len(finite) == 0:
+        ax.text(0.5, 0.5, "every rollout unstable", transform=ax.transAxes, ha="center")
+        return
+    low, mid, high = np.percentile(finite, (5, 50, 95), axis=0)
+    ax.fill_between(t, low, high, color=colour, alpha=0.3, lw=0)
+    ax.plot(t, mid, color=colour, lw=1.0)
+
+
+def _colour(run: RealRun) -> str:
+    return COLOURS.get(run.estimator, "C7")
+
+
+def plot_predictive(
+    problem: RealProblem, runs: list[RealRun], test: int = 0, joint: int = 0
+) -> Figure:
+    """Posterior-predictive rollouts of each run from held-out trajectory ``test``'s start,
+    joint ``joint``: the 5–95 % band and median of the particles' rollouts against the
+    recorded trajectory (black), one panel per run (the paper's Figs. 8–9)."""
+    test = check_count("test", test, 0, len(problem.tests) - 1)
+    joint = check_count("joint", joint, 0, 1)
+    if not runs:
+        raise ValueError("runs must hold at least one run")
+    cols = min(3, len(runs))
+    rows = math.ceil(len(runs) / cols)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(7.0, 1.9 * rows + 0.4), sharex=True, sharey=True, squeeze=False
+    )
+    t = _times(problem.tests.shape[1], problem.model.dt)
+    recorded = problem.tests[test, :, joint]
+    for ax, run in zip(axes.flat, runs, strict=False):
+        rollouts = predictive(problem, run.theta)[:, test, :, joint]
+        _band(ax, t, rollouts, _colour(run))
+        ax.plot(t, recorded, color="k", lw=1.0)
+        label = run.family if run.family.startswith("BayesSim") else run.estimator
+        ax.set_title(f"{label}, {run.shooting} shooting" if label != "BayesSim" else label)
+    for ax in axes.flat[len(runs) :]:
+        ax.set_visible(False)
+    low, high = np.nanmin(recorded), np.nanmax(recorded)
+    pad = 0.5 * (high - low) + 0.5
+    for ax in axes.flat:
+        ax.set_ylim(low - pad, high + pad)
+    for ax in axes[-1]:
+        ax.set_xlabel("time (s)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(ANGLE_LABELS[joint])
+    return fig
+
+
+def predictive_explorer(problem: RealProblem, runs: list[RealRun]):
+    """Dropdowns over the held-out trajectory, the joint and the run, drawing that run's
+    posterior-predictive rollouts against the recorded trajectory."""
+    import ipywidgets as widgets
+
+    labels = {f"{r.family}, {r.shooting} shooting": r for r in runs}
+    test = widgets.Dropdown(
+        options=[(f"test {i + 1} (run {problem.runs[i + 1]})"
+                  if len(problem.runs) > i + 1 else f"test {i + 1}", i)
+                 for i in range(len(problem.tests))],
+        value=0,
+        description="held out",
+    )
+    joint = widgets.Dropdown(options=[("q0", 0), ("q1", 1)], value=0, description="joint")
+    run = widgets.Dropdown(options=list(labels), value=next(iter(labels)), description="run")
+
+    def draw(test: int, joint: int, run: str) -> Figure:
+        return plot_predictive(problem, [labels[run]], test, joint)
+
+    return explorer(draw, test=test, joint=joint, run=run)
