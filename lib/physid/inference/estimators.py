@@ -173,7 +173,13 @@ class Emcee(Estimator):
         self.state = emcee.State(x0.numpy(), log_prob=self._log_prob(x0.numpy()))
 
     def _step(self) -> None:
-        self.state = next(self.sampler.sample(self.state, iterations=1, store=False))
+        # emcee checks the ensemble's conditioning whenever sampling starts; here it starts at
+        # every step, and only the first is a start: a concentrated ensemble later is fine.
+        self.state = next(
+            self.sampler.sample(
+                self.state, iterations=1, store=False, skip_initial_state_check=self.iteration > 0
+            )
+        )
 
     @property
     def particles(self) -> Tensor:

@@ -13,11 +13,13 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from physid.display import explorer
+from physid.inference.box import PHASE2_LIMITS, TRUE_WEIGHTS
 from physid.inference.figures import COLOURS
 from physid.inference.real_pendulum import RealProblem, RealRun, predictive
+from physid.inference.shaken_box import WeightRun, mode_shares
 from physid.validate import check_count
 
-__all__ = ["ANGLE_LABELS", "plot_data", "plot_predictive", "predictive_explorer"]
+__all__ = ["ANGLE_LABELS", "plot_data", "plot_predictive", "plot_weights", "predictive_explorer"]
 
 #: The joint angles' axis labels.
 ANGLE_LABELS = ("q0 (rad)", "q1 (rad)")
@@ -115,3 +117,37 @@ def predictive_explorer(problem: RealProblem, runs: list[RealRun]):
         return plot_predictive(problem, [labels[run]], test, joint)
 
     return explorer(draw, test=test, joint=joint, run=run)
+
+
+def plot_weights(runs: list[WeightRun]) -> Figure:
+    """Where each estimator's particles put the two weights on the box's floor (the paper's
+    Fig. 16): weight 1 (filled) and weight 2 (open) of every particle, the true positions as
+    black stars, with the shares of particles in the two symmetric modes (weight 1 at +x, at
+    −x; :func:`~physid.inference.shaken_box.mode_shares`)."""
+    if not runs:
+        raise ValueError("runs must hold at least one run")
+    cols = min(3, len(runs))
+    rows = math.ceil(len(runs) / cols)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(7.0, 1.75 * rows + 0.5), sharex=True, sharey=True, squeeze=False
+    )
+    (x_low, x_high), (y_low, y_high) = PHASE2_LIMITS["w1x"], PHASE2_LIMITS["w1y"]
+    truth = [(TRUE_WEIGHTS["w1x"], TRUE_WEIGHTS["w1y"]), (TRUE_WEIGHTS["w2x"], TRUE_WEIGHTS["w2y"])]
+    for ax, run in zip(axes.flat, runs, strict=False):
+        colour = COLOURS.get(run.estimator, "C7")
+        ax.add_patch(plt.Rectangle((x_low, y_low), x_high - x_low, y_high - y_low,
+                                   fill=False, color="0.5", lw=0.8))
+        ax.scatter(run.theta[:, 0], run.theta[:, 1], s=10, color=colour, alpha=0.7)
+        ax.scatter(run.theta[:, 2], run.theta[:, 3], s=10, facecolors="none",
+                   edgecolors=colour, alpha=0.7)
+        ax.scatter(*zip(*truth, strict=True), marker="*", s=80, color="k", zorder=3)
+        right, left = mode_shares(run.theta)
+        ax.set_title(f"{run.estimator}: {100 * right:.0f} % / {100 * left:.0f} %")
+        ax.set_aspect("equal")
+    for ax in axes.flat[len(runs) :]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("x (m)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("y (m)")
+    return fig
