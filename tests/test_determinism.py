@@ -1,9 +1,10 @@
 """The same command with the same seed gives the same claims.json.
 
-The session's quick book is the first run. Three fast chapters (the tutorial and Part I's two
-chapters) are executed a second time at ``SCALE="quick"`` with the same seed, and their claims,
-written with :func:`physid.claims.write_claims`, must be the same bytes as the first run's.
-Claims about speed are left out: a timing is a measurement of the machine, not of the seed.
+The session's quick book is the first run. Four chapters (the tutorial, Part I's two chapters
+and Part II's real-data chapter) are executed a second time at ``SCALE="quick"`` with the same
+seed, and their claims, written with :func:`physid.claims.write_claims`, must be the same bytes
+as the first run's. Claims about speed are left out: a timing is a measurement of the machine,
+not of the seed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ import pytest
 from physid.book import execute_chapter
 from physid.claims import Claim, write_claims
 
-CHAPTERS = ("book/tutorial_sliding_box", "book/pushing_lcp", "book/pushing_identify")
+CHAPTERS = (
+    "book/tutorial_sliding_box",
+    "book/pushing_lcp",
+    "book/pushing_identify",
+    "book/inference_real",
+)
 #: A claim whose statement or criterion speaks of time measures the machine.
 TIMING = re.compile(
     r"\b(faster|slower|speed|speed-?up|seconds?|ms|wall[- ]clock|throughput|per second|timing)\b",

@@ -62,7 +62,7 @@ NOISE = 1e-3
 #: lie opposite each other through the centre, ``‖w1 + w2‖`` within this distance (m).
 MODE_RADIUS = 0.02
 #: The estimators of phase II, in the order of the paper's Fig. 16 and of the tables.
-ESTIMATORS = ("CSVGD", "SVGD", "Emcee", "SGLD", "NUTS", "CEM")
+ESTIMATORS = ("CSVGD", "SVGD", "Emcee", "SGLD", "NUTS", "CEM", "BayesSim")
 
 
 @dataclass(frozen=True)
