@@ -63,11 +63,12 @@ def test_mode_shares():
         [0.05, 0.0, -0.04, 0.0],  # balanced within 2 cm
         [-0.1, 0.03, 0.1, -0.03],  # the swap
         [0.1, 0.0, 0.1, 0.0],  # both on the right: tilts the box
-        [0.0, 0.0, 0.05, 0.0],  # 5 cm off balance
+        [-0.03, 0.0, 0.08, 0.0],  # 5 cm off balance
+        [0.001, 0.0, -0.001, 0.0],  # both at the centre: balanced, in neither mode
     ])
-    assert sb.mode_shares(theta) == (0.4, 0.2)
-    assert sb.mode_shares(theta, radius=0.001) == (0.2, 0.2)
-    assert sb.mode_shares(theta, radius=0.06) == (0.4, 0.4)
+    assert sb.mode_shares(theta) == (2 / 6, 1 / 6)
+    assert sb.mode_shares(theta, radius=0.0001) == (2 / 6, 1 / 6)
+    assert sb.mode_shares(theta, radius=0.06) == (1 / 6, 1 / 6)
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ import torch
 from physid.validate import (
     check_array,
     check_choice,
+    check_choices,
     check_count,
     check_in_range,
     check_nonnegative,
@@ -88,6 +89,15 @@ def test_choice():
     assert check_choice("kind", "a", ("a", "b")) == "a"
     with pytest.raises(ValueError, match="kind must be one of 'a', 'b'; got 'c'"):
         check_choice("kind", "c", ("a", "b"))
+
+
+def test_choices():
+    assert check_choices("kinds", ["a", "b", "a"], ("a", "b")) == ("a", "b", "a")
+    for bad in ("a", (), None, 3):
+        with pytest.raises(ValueError, match="kinds must be a non-empty sequence"):
+            check_choices("kinds", bad, ("a", "b"))
+    with pytest.raises(ValueError, match="kinds must be one of 'a', 'b'; got 'c'"):
+        check_choices("kinds", ("a", "c"), ("a", "b"))
 
 
 def test_tensors():

@@ -21,6 +21,7 @@ __all__ = [
     "as_number",
     "check_array",
     "check_choice",
+    "check_choices",
     "check_count",
     "check_in_range",
     "check_nonnegative",
@@ -129,6 +130,13 @@ def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
         options = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
     return value
+
+
+def check_choices(name: str, values: Any, choices: Sequence[Any]) -> tuple[Any, ...]:
+    """``values`` as a tuple if it is a non-empty sequence (not a string) of ``choices``."""
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
+        raise ValueError(f"{name} must be a non-empty sequence of choices, got {values!r}")
+    return tuple(check_choice(name, value, choices) for value in values)
 
 
 def _check_shape(name: str, shape: tuple[int, ...], expected: Sequence[int | None]) -> None:

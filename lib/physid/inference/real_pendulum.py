@@ -33,7 +33,7 @@ from physid.inference.pendulum import REAL_LIMITS, DoublePendulum
 from physid.scales import check_scale, select
 from physid.sweeps import cached, code_version, run_jobs
 from physid.threads import one_torch_thread
-from physid.validate import check_array, check_choice, check_count, check_seed
+from physid.validate import check_array, check_choice, check_choices, check_count, check_seed
 
 __all__ = [
     "FAMILIES",
@@ -418,12 +418,8 @@ def compare(
 ) -> list[RealRun]:
     """Every family's estimator on every shooting (Table II), one job each, in job order."""
     s = _check_sizes(s)
-    if isinstance(families, str) or not families:
-        raise ValueError(f"families must be a non-empty sequence of families, got {families!r}")
-    families = tuple(check_choice("families", f, tuple(FAMILIES)) for f in families)
-    if isinstance(shootings, str) or not shootings:
-        raise ValueError(f"shootings must be a non-empty sequence, got {shootings!r}")
-    shootings = tuple(check_choice("shootings", sh, SHOOTINGS) for sh in shootings)
+    families = check_choices("families", families, tuple(FAMILIES))
+    shootings = check_choices("shootings", shootings, SHOOTINGS)
     seed = check_seed("seed", seed)
     jobs = [
         {
@@ -447,9 +443,7 @@ def bayessim_variants(
 ) -> list[RealRun]:
     """BayesSim (the mixture density network) on each input statistic of ``statistics``."""
     s = _check_sizes(s)
-    if isinstance(statistics, str) or not statistics:
-        raise ValueError(f"statistics must be a non-empty sequence, got {statistics!r}")
-    statistics = tuple(check_choice("statistics", st, tuple(PAPER_BAYESSIM)) for st in statistics)
+    statistics = check_choices("statistics", statistics, tuple(PAPER_BAYESSIM))
     jobs = [
         {
             "name": "BayesSim",

@@ -34,7 +34,14 @@ from physid.inference.panda import BoxRecording, record
 from physid.scales import check_scale, select
 from physid.sweeps import cached, code_version, run_jobs
 from physid.threads import one_torch_thread
-from physid.validate import check_array, check_choice, check_count, check_positive, check_seed
+from physid.validate import (
+    check_array,
+    check_choice,
+    check_choices,
+    check_count,
+    check_positive,
+    check_seed,
+)
 
 __all__ = [
     "ESTIMATORS",
@@ -357,9 +364,7 @@ def locate_weights(
     s = _check_sizes(s)
     if not isinstance(box, dict):
         raise TypeError(f"box must be a dict of the box's parameters, got {box!r}")
-    if isinstance(estimators, str) or not estimators:
-        raise ValueError(f"estimators must be a non-empty sequence, got {estimators!r}")
-    estimators = tuple(check_choice("estimators", e, ESTIMATORS) for e in estimators)
+    estimators = check_choices("estimators", estimators, ESTIMATORS)
     version = code_version(physid.inference)
     jobs = [
         {
@@ -376,11 +381,12 @@ def locate_weights(
 
 def mode_shares(theta: np.ndarray, radius: float = MODE_RADIUS) -> tuple[float, float]:
     """The shares of particles ``theta`` (N, 4: ``w1x, w1y, w2x, w2y``) in each of the two
-    symmetric modes: balanced (the two weights opposite each other through the box's centre,
-    ``‖w1 + w2‖ ≤ radius``) with weight 1 on the ``+x`` side, and balanced with it on the
-    ``−x`` side (the swap)."""
+    symmetric modes: the box balanced (the two weights opposite each other through its
+    centre, ``‖w1 + w2‖ ≤ radius``) with weight 1 more than ``radius`` to the ``+x`` side,
+    and the same with it to the ``−x`` side (the swap). Both weights at the centre balance
+    the box too, but belong to neither mode."""
     theta = check_array("theta", theta, shape=(None, 4))
     radius = check_positive("radius", radius)
     balanced = np.linalg.norm(theta[:, :2] + theta[:, 2:], axis=1) <= radius
-    right = theta[:, 0] > 0
-    return float((balanced & right).mean()), float((balanced & ~right).mean())
+    right, left = balanced & (theta[:, 0] > radius), balanced & (theta[:, 0] < -radius)
+    return float(right.mean()), float(left.mean())
