@@ -59,16 +59,17 @@ def test_phase_two_runs_each_estimator_deterministically():
 
 def test_mode_shares():
     theta = np.array([
-        [0.12, 0.01, -0.12, -0.01],  # balanced, weight 1 on the right
-        [0.05, 0.0, -0.04, 0.0],  # balanced within 2 cm
+        [0.12, 0.01, -0.12, -0.01],  # balanced, weight 1 far on the right
+        [0.09, 0.0, -0.08, 0.0],  # balanced within 2 cm
         [-0.1, 0.03, 0.1, -0.03],  # the swap
         [0.1, 0.0, 0.1, 0.0],  # both on the right: tilts the box
-        [-0.03, 0.0, 0.08, 0.0],  # 5 cm off balance
-        [0.001, 0.0, -0.001, 0.0],  # both at the centre: balanced, in neither mode
+        [-0.09, 0.0, 0.14, 0.0],  # 5 cm off balance
+        [0.03, 0.0, -0.03, 0.0],  # balanced, but near the centre: in neither mode
     ])
     assert sb.mode_shares(theta) == (2 / 6, 1 / 6)
-    assert sb.mode_shares(theta, radius=0.0001) == (2 / 6, 1 / 6)
-    assert sb.mode_shares(theta, radius=0.06) == (1 / 6, 1 / 6)
+    assert sb.mode_shares(theta, radius=0.0001) == (1 / 6, 1 / 6)
+    assert sb.mode_shares(theta, reach=0.01) == (3 / 6, 1 / 6)
+    assert sb.mode_shares(theta, radius=0.06) == (2 / 6, 2 / 6)
 
 
 @pytest.mark.parametrize(
@@ -91,6 +92,7 @@ def test_mode_shares():
         (lambda: sb.mode_shares(np.zeros((3, 3))), ValueError, "theta"),
         (lambda: sb.mode_shares(np.full((3, 4), np.nan)), ValueError, "theta"),
         (lambda: sb.mode_shares(np.zeros((3, 4)), radius=0), ValueError, "radius"),
+        (lambda: sb.mode_shares(np.zeros((3, 4)), reach=-1), ValueError, "reach"),
     ],
 )
 def test_bad_input(call, error, match):

@@ -129,7 +129,7 @@ def plot_weights(runs: list[WeightRun]) -> Figure:
     cols = min(3, len(runs))
     rows = math.ceil(len(runs) / cols)
     fig, axes = plt.subplots(
-        rows, cols, figsize=(7.0, 1.75 * rows + 0.5), sharex=True, sharey=True, squeeze=False
+        rows, cols, figsize=(7.0, 1.25 * rows + 0.6), sharex=True, sharey=True, squeeze=False
     )
     (x_low, x_high), (y_low, y_high) = PHASE2_LIMITS["w1x"], PHASE2_LIMITS["w1y"]
     truth = [(TRUE_WEIGHTS["w1x"], TRUE_WEIGHTS["w1y"]), (TRUE_WEIGHTS["w2x"], TRUE_WEIGHTS["w2y"])]

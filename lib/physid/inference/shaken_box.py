@@ -46,6 +46,7 @@ from physid.validate import (
 __all__ = [
     "ESTIMATORS",
     "MODE_RADIUS",
+    "MODE_REACH",
     "NOISE",
     "SIGMA_OBS",
     "SIZES",
@@ -68,6 +69,9 @@ NOISE = 1e-3
 #: A particle is in one of the two symmetric modes when it balances the box: its two weights
 #: lie opposite each other through the centre, ``‖w1 + w2‖`` within this distance (m).
 MODE_RADIUS = 0.02
+#: ... and weight 1 lies more than this far (m) from the centre along ``x``: half-way to the
+#: box's side, where the true weights sit (at 0.125 m of the 0.14 m).
+MODE_REACH = 0.07
 #: The estimators of phase II, in the order of the paper's Fig. 16 and of the tables.
 ESTIMATORS = ("CSVGD", "SVGD", "Emcee", "SGLD", "NUTS", "CEM", "BayesSim")
 
@@ -379,14 +383,17 @@ def locate_weights(
     return run_jobs(_phase_two, jobs, s.n_jobs, scheduler, desc="shaken box")
 
 
-def mode_shares(theta: np.ndarray, radius: float = MODE_RADIUS) -> tuple[float, float]:
+def mode_shares(
+    theta: np.ndarray, radius: float = MODE_RADIUS, reach: float = MODE_REACH
+) -> tuple[float, float]:
     """The shares of particles ``theta`` (N, 4: ``w1x, w1y, w2x, w2y``) in each of the two
     symmetric modes: the box balanced (the two weights opposite each other through its
-    centre, ``‖w1 + w2‖ ≤ radius``) with weight 1 more than ``radius`` to the ``+x`` side,
-    and the same with it to the ``−x`` side (the swap). Both weights at the centre balance
-    the box too, but belong to neither mode."""
+    centre, ``‖w1 + w2‖ ≤ radius``) with weight 1 more than ``reach`` to the ``+x`` side, and
+    the same with it to the ``−x`` side (the swap). Balanced pairs closer to the centre (both
+    weights at the centre among them) belong to neither mode."""
     theta = check_array("theta", theta, shape=(None, 4))
     radius = check_positive("radius", radius)
+    reach = check_positive("reach", reach)
     balanced = np.linalg.norm(theta[:, :2] + theta[:, 2:], axis=1) <= radius
-    right, left = balanced & (theta[:, 0] > radius), balanced & (theta[:, 0] < -radius)
+    right, left = balanced & (theta[:, 0] > reach), balanced & (theta[:, 0] < -reach)
     return float(right.mean()), float(left.mean())
