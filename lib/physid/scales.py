@@ -11,8 +11,11 @@ the code they size, as a mapping from scale to a frozen dataclass, read through 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TypeVar
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+from physid.validate import check_count
 
 #: The three run sizes, smallest first.
 SCALES: tuple[str, ...] = ("quick", "default", "paper")
@@ -38,3 +41,30 @@ def select(sizes: Mapping[str, T], scale: str, what: str) -> T:
     if missing:
         raise KeyError(f"sizes for {what!r} lack the scale(s) {missing}")
     return sizes[scale]
+
+
+def check_sizes(sizes: Any, zero: Sequence[str] = (), skip: Sequence[str] = ()) -> None:
+    """Check and normalise the fields of a frozen sizes dataclass, in place.
+
+    ``scale`` must be one of :data:`SCALES`; ``n_jobs`` a positive job count or -1 (every
+    core); a field declared ``bool`` must be True or False; the fields named in ``skip`` are
+    the caller's to check; every other field is a count, at least 1 (at least 0 for those
+    named in ``zero``). A bad field raises an error naming it.
+    """
+    if not dataclasses.is_dataclass(sizes) or isinstance(sizes, type):
+        raise TypeError(f"sizes must be a dataclass instance, got {sizes!r}")
+    for f in dataclasses.fields(sizes):
+        value = getattr(sizes, f.name)
+        if f.name in skip:
+            continue
+        if f.name == "scale":
+            check_scale(value)
+        elif f.name == "n_jobs":
+            if check_count("n_jobs", value, minimum=-1) == 0:
+                raise ValueError(f"n_jobs must be a positive int or -1, got {value!r}")
+        elif f.type in ("bool", bool):
+            if not isinstance(value, bool):
+                raise TypeError(f"{f.name} must be True or False, got {value!r}")
+        else:
+            minimum = 0 if f.name in zero else 1
+            object.__setattr__(sizes, f.name, check_count(f.name, value, minimum))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -26,7 +26,7 @@ from physid.inference.likelihood import Limits, TrajectoryLikelihood
 from physid.inference.metrics import knn_kl, mmd
 from physid.inference.pendulum import SIDEWAYS, DoublePendulum
 from physid.inference.svgd import RBFKernel
-from physid.scales import check_scale, select
+from physid.scales import check_sizes, select
 from physid.threads import one_torch_thread
 from physid.validate import check_array, check_choice, check_count, check_positive, check_seed
 
@@ -52,19 +52,8 @@ class Sizes:
     compiled: bool = True
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "scale":
-                check_scale(value)
-            elif f.name == "seeds":
-                object.__setattr__(self, "seeds", _check_seeds(value))
-            elif f.name == "n_jobs":
-                object.__setattr__(self, "n_jobs", _check_jobs(value))
-            elif f.name == "compiled":
-                if not isinstance(value, bool):
-                    raise TypeError(f"compiled must be True or False, got {value!r}")
-            else:
-                object.__setattr__(self, f.name, check_count(f.name, value))
+        check_sizes(self, skip=("seeds",))
+        object.__setattr__(self, "seeds", _check_seeds(self.seeds))
         if self.n_steps % self.windows:
             raise ValueError(
                 f"windows must divide n_steps = {self.n_steps}, got windows = {self.windows}"

@@ -57,6 +57,22 @@ def _band(ax: plt.Axes, t: np.ndarray, values: np.ndarray, colour: str) -> None:
     ax.plot(t, mid, color=colour, lw=1.0)
 
 
+def _panels(count: int, row_height: float, margin: float) -> tuple[Figure, np.ndarray]:
+    """A grid of up to three shared-axis panels per row for ``count`` runs (the unused ones
+    hidden), ``row_height`` inches per row plus ``margin``."""
+    if count < 1:
+        raise ValueError("runs must hold at least one run")
+    cols = min(3, count)
+    rows = math.ceil(count / cols)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(7.0, row_height * rows + margin), sharex=True, sharey=True,
+        squeeze=False,
+    )
+    for ax in axes.flat[count:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
 def _colour(run: RealRun) -> str:
     return COLOURS.get(run.estimator, "C7")
 
@@ -69,13 +85,7 @@ def plot_predictive(
     recorded trajectory (black), one panel per run (the paper's Figs. 8–9)."""
     test = check_count("test", test, 0, len(problem.tests) - 1)
     joint = check_count("joint", joint, 0, 1)
-    if not runs:
-        raise ValueError("runs must hold at least one run")
-    cols = min(3, len(runs))
-    rows = math.ceil(len(runs) / cols)
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(7.0, 1.9 * rows + 0.4), sharex=True, sharey=True, squeeze=False
-    )
+    fig, axes = _panels(len(runs), 1.9, 0.4)
     t = _times(problem.tests.shape[1], problem.model.dt)
     recorded = problem.tests[test, :, joint]
     for ax, run in zip(axes.flat, runs, strict=False):
@@ -84,8 +94,6 @@ def plot_predictive(
         ax.plot(t, recorded, color="k", lw=1.0)
         label = run.family if run.family.startswith("BayesSim") else run.estimator
         ax.set_title(f"{label}, {run.shooting} shooting" if label != "BayesSim" else label)
-    for ax in axes.flat[len(runs) :]:
-        ax.set_visible(False)
     low, high = np.nanmin(recorded), np.nanmax(recorded)
     pad = 0.5 * (high - low) + 0.5
     for ax in axes.flat:
@@ -124,13 +132,7 @@ def plot_weights(runs: list[WeightRun]) -> Figure:
     Fig. 16): weight 1 (filled) and weight 2 (open) of every particle, the true positions as
     black stars, with the shares of particles in the two symmetric modes (weight 1 at +x, at
     −x; :func:`~physid.inference.shaken_box.mode_shares`)."""
-    if not runs:
-        raise ValueError("runs must hold at least one run")
-    cols = min(3, len(runs))
-    rows = math.ceil(len(runs) / cols)
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(7.0, 1.25 * rows + 0.6), sharex=True, sharey=True, squeeze=False
-    )
+    fig, axes = _panels(len(runs), 1.25, 0.6)
     (x_low, x_high), (y_low, y_high) = PHASE2_LIMITS["w1x"], PHASE2_LIMITS["w1y"]
     truth = [(TRUE_WEIGHTS["w1x"], TRUE_WEIGHTS["w1y"]), (TRUE_WEIGHTS["w2x"], TRUE_WEIGHTS["w2y"])]
     for ax, run in zip(axes.flat, runs, strict=False):
@@ -144,8 +146,6 @@ def plot_weights(runs: list[WeightRun]) -> Figure:
         right, left = mode_shares(run.theta)
         ax.set_title(f"{run.estimator}: {100 * right:.0f} % / {100 * left:.0f} %")
         ax.set_aspect("equal")
-    for ax in axes.flat[len(runs) :]:
-        ax.set_visible(False)
     for ax in axes[-1]:
         ax.set_xlabel("x (m)")
     for ax in axes[:, 0]:

@@ -18,7 +18,7 @@ Sizes per scale are in :data:`SIZES`.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
@@ -30,7 +30,7 @@ from physid.inference.experiments import estimator_settings
 from physid.inference.likelihood import Limits, TrajectoryLikelihood
 from physid.inference.metrics import knn_kl, mmd
 from physid.inference.pendulum import REAL_LIMITS, DoublePendulum
-from physid.scales import check_scale, select
+from physid.scales import check_sizes, select
 from physid.sweeps import cached, code_version, run_jobs
 from physid.threads import one_torch_thread
 from physid.validate import check_array, check_choice, check_choices, check_count, check_seed
@@ -123,18 +123,7 @@ class RealSizes:
     compiled: bool = True
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "scale":
-                check_scale(value)
-            elif f.name == "compiled":
-                if not isinstance(value, bool):
-                    raise TypeError(f"compiled must be True or False, got {value!r}")
-            elif f.name == "n_jobs":
-                if check_count("n_jobs", value, minimum=-1) == 0:
-                    raise ValueError(f"n_jobs must be a positive int or -1, got {value!r}")
-            else:
-                object.__setattr__(self, f.name, check_count(f.name, value))
+        check_sizes(self)
         if self.n_steps % self.windows:
             raise ValueError(
                 f"windows must divide n_steps = {self.n_steps}, got windows = {self.windows}"

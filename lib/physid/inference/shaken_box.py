@@ -20,7 +20,7 @@ points.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
@@ -31,14 +31,13 @@ from physid.inference.estimators import make_estimator
 from physid.inference.experiments import estimator_settings
 from physid.inference.likelihood import Limits, TrajectoryLikelihood
 from physid.inference.panda import BoxRecording, record
-from physid.scales import check_scale, select
+from physid.scales import check_sizes, select
 from physid.sweeps import cached, code_version, run_jobs
 from physid.threads import one_torch_thread
 from physid.validate import (
     check_array,
     check_choice,
     check_choices,
-    check_count,
     check_positive,
     check_seed,
 )
@@ -97,17 +96,7 @@ class BoxSizes:
     n_jobs: int = 1
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "scale":
-                check_scale(value)
-            elif f.name == "nuts_warmup":
-                object.__setattr__(self, f.name, check_count(f.name, value, 0))
-            elif f.name == "n_jobs":
-                if check_count("n_jobs", value, minimum=-1) == 0:
-                    raise ValueError(f"n_jobs must be a positive int or -1, got {value!r}")
-            else:
-                object.__setattr__(self, f.name, check_count(f.name, value))
+        check_sizes(self, zero=("nuts_warmup",))
 
 
 #: Sizes per scale. ``paper``: 50 particles and 500 iterations in phase II, as in the paper;
