@@ -68,3 +68,10 @@ def check_sizes(sizes: Any, zero: Sequence[str] = (), skip: Sequence[str] = ()) 
         else:
             minimum = 0 if f.name in zero else 1
             object.__setattr__(sizes, f.name, check_count(f.name, value, minimum))
+
+
+def expect_sizes(sizes: Any, cls: type[T]) -> T:
+    """``sizes`` if it is a ``cls`` (a chapter's sizes class), else a TypeError naming ``s``."""
+    if not isinstance(sizes, cls):
+        raise TypeError(f"s must be a {cls.__name__} (see SIZES), got {type(sizes).__name__}")
+    return sizes

@@ -26,7 +26,7 @@ from physid.inference.likelihood import Limits, TrajectoryLikelihood
 from physid.inference.metrics import knn_kl, mmd
 from physid.inference.pendulum import SIDEWAYS, DoublePendulum
 from physid.inference.svgd import RBFKernel
-from physid.scales import check_sizes, select
+from physid.scales import check_sizes, expect_sizes, select
 from physid.threads import one_torch_thread
 from physid.validate import check_array, check_choice, check_count, check_positive, check_seed
 
@@ -232,15 +232,10 @@ class SyntheticProblem:
         )
 
 
-def _check_sizes(s: Sizes) -> Sizes:
-    if not isinstance(s, Sizes):
-        raise TypeError(f"s must be a Sizes (see SIZES), got {type(s).__name__}")
-    return s
-
 
 def synthetic_problem(s: Sizes, seed: int = 0) -> SyntheticProblem:
     """Reference trajectories from ``n_references`` draws of the truth Gaussian."""
-    s = _check_sizes(s)
+    s = expect_sizes(s, Sizes)
     rng = np.random.default_rng(check_seed("seed", seed))
     mean, cov = np.asarray(TRUTH_MEAN), truth_covariance()
     theta_refs = rng.multivariate_normal(mean, cov, s.n_references)
@@ -386,7 +381,7 @@ def compare_estimators(
     """
     from joblib import Parallel, delayed
 
-    s = _check_sizes(s)
+    s = expect_sizes(s, Sizes)
     if isinstance(names, str) or not names:
         raise ValueError(f"names must be a non-empty sequence of estimator names, got {names!r}")
     names = tuple(check_choice("names", name, tuple(ESTIMATORS)) for name in names)
@@ -428,7 +423,7 @@ def likelihood_landscape(
     For multiple shooting the shooting states sit on the reference (the data), so the surface
     shows what the parameters alone do to the fit within each window.
     """
-    s = _check_sizes(s)
+    s = expect_sizes(s, Sizes)
     if isinstance(windows, int) or not windows:
         raise ValueError(f"windows must be a non-empty sequence of window counts, got {windows!r}")
     windows = tuple(check_count("windows", w) for w in windows)
@@ -494,7 +489,7 @@ MULTIMODAL_RUNS: tuple[MultimodalRun, ...] = (
 
 def multimodal_target(s: Sizes, combine: str) -> TrajectoryLikelihood:
     """The two-reference target of the multimodal experiment (CSVGD's defect constraints)."""
-    s = _check_sizes(s)
+    s = expect_sizes(s, Sizes)
     model = point_mass_model(compiled=s.compiled)
     refs = simulate_references(model, np.asarray(MODES), s.multimodal_steps)
     return TrajectoryLikelihood(
@@ -547,7 +542,7 @@ def multimodal_experiment(
     """CSVGD on the two references, one ``joblib`` job per run of ``runs`` (keyed by label)."""
     from joblib import Parallel, delayed
 
-    s = _check_sizes(s)
+    s = expect_sizes(s, Sizes)
     seed = check_seed("seed", seed)
     n_jobs = _check_jobs(n_jobs)
     radius = check_positive("radius", radius)

@@ -197,6 +197,38 @@ def _rigid_body(box: Mapping[str, float], weights: Mapping[str, float] | None):
     return mass, com, i_c
 
 
+def _numbers(values) -> str:
+    """Numbers as URDF attribute text (plain floats: numpy's repr is not a number there)."""
+    return " ".join(repr(float(v)) for v in values)
+
+
+def _revolute(name: str, parent: str, child: str, xyz, axis: str) -> str:
+    """A URDF revolute joint without limits that matter (motors off; see :func:`record`)."""
+    return f"""
+  <joint name="{name}" type="revolute">
+    <parent link="{parent}"/>
+    <child link="{child}"/>
+    <origin rpy="0 0 0" xyz="{_numbers(xyz)}"/>
+    <axis xyz="{axis}"/>
+    <limit effort="0" lower="-3.14" upper="3.14" velocity="100"/>
+  </joint>"""
+
+
+def _inertial_link(name: str, mass: float, com, inertia: np.ndarray) -> str:
+    """A URDF link with only its inertial block: ``mass``, centre of mass ``com`` and
+    ``inertia`` (3 × 3) about it."""
+    i = inertia
+    return f"""
+  <link name="{name}">
+    <inertial>
+      <origin rpy="0 0 0" xyz="{_numbers(com)}"/>
+      <mass value="{_numbers([mass])}"/>
+      <inertia ixx="{_numbers([i[0, 0]])}" ixy="{_numbers([i[0, 1]])}" ixz="{_numbers([i[0, 2]])}"
+               iyy="{_numbers([i[1, 1]])}" iyz="{_numbers([i[1, 2]])}" izz="{_numbers([i[2, 2]])}"/>
+    </inertial>
+  </link>"""
+
+
 def box_urdf(box: Mapping[str, float], weights: Mapping[str, float] | None = None) -> str:
     """The URDF text of the Panda (no hand, no shapes) with the box on its universal joint."""
     import pybullet_data
@@ -207,39 +239,13 @@ def box_urdf(box: Mapping[str, float], weights: Mapping[str, float] | None = Non
     text = re.sub(r"<collision>.*?</collision>", "", text, flags=re.S)
     cut = text.index('<joint name="panda_hand_joint"')
     mass, com, i_c = _rigid_body(box, weights)
-    tiny = CROSS_MASS * 1e-4
-    extra = f"""
-  <joint name="box_joint_x" type="revolute">
-    <parent link="panda_link8"/>
-    <child link="box_cross"/>
-    <origin rpy="0 0 0" xyz="0 0 {JOINT_OFFSET!r}"/>
-    <axis xyz="1 0 0"/>
-    <limit effort="0" lower="-3.14" upper="3.14" velocity="100"/>
-  </joint>
-  <link name="box_cross">
-    <inertial>
-      <origin rpy="0 0 0" xyz="0 0 0"/>
-      <mass value="{CROSS_MASS!r}"/>
-      <inertia ixx="{tiny!r}" ixy="0" ixz="0" iyy="{tiny!r}" iyz="0" izz="{tiny!r}"/>
-    </inertial>
-  </link>
-  <joint name="box_joint_y" type="revolute">
-    <parent link="box_cross"/>
-    <child link="box"/>
-    <origin rpy="0 0 0" xyz="0 0 0"/>
-    <axis xyz="0 1 0"/>
-    <limit effort="0" lower="-3.14" upper="3.14" velocity="100"/>
-  </joint>
-  <link name="box">
-    <inertial>
-      <origin rpy="0 0 0" xyz="{float(com[0])!r} {float(com[1])!r} {float(com[2])!r}"/>
-      <mass value="{float(mass)!r}"/>
-      <inertia ixx="{float(i_c[0, 0])!r}" ixy="{float(i_c[0, 1])!r}" ixz="{float(i_c[0, 2])!r}"
-               iyy="{float(i_c[1, 1])!r}" iyz="{float(i_c[1, 2])!r}" izz="{float(i_c[2, 2])!r}"/>
-    </inertial>
-  </link>
-</robot>
-"""
+    extra = (
+        _revolute("box_joint_x", "panda_link8", "box_cross", (0.0, 0.0, JOINT_OFFSET), "1 0 0")
+        + _inertial_link("box_cross", CROSS_MASS, np.zeros(3), CROSS_MASS * 1e-4 * np.eye(3))
+        + _revolute("box_joint_y", "box_cross", "box", (0.0, 0.0, 0.0), "0 1 0")
+        + _inertial_link("box", mass, com, i_c)
+        + "</robot>\n"
+    )
     return text[:cut] + extra
 
 

@@ -30,7 +30,7 @@ from physid.inference.experiments import estimator_settings
 from physid.inference.likelihood import Limits, TrajectoryLikelihood
 from physid.inference.metrics import knn_kl, mmd
 from physid.inference.pendulum import REAL_LIMITS, DoublePendulum
-from physid.scales import check_sizes, select
+from physid.scales import check_sizes, expect_sizes, select
 from physid.sweeps import cached, code_version, run_jobs
 from physid.threads import one_torch_thread
 from physid.validate import check_array, check_choice, check_choices, check_count, check_seed
@@ -183,11 +183,6 @@ def sizes(scale: str) -> RealSizes:
     return select(SIZES, scale, "inference_real")
 
 
-def _check_sizes(s: RealSizes) -> RealSizes:
-    if not isinstance(s, RealSizes):
-        raise TypeError(f"s must be a RealSizes (see SIZES), got {type(s).__name__}")
-    return s
-
 
 def pendulum_model(compiled: bool = True) -> DoublePendulum:
     """The 11-parameter double pendulum of the paper at the camera's rate (link 1's length
@@ -241,7 +236,7 @@ class RealProblem:
 def real_problem(s: RealSizes, seed: int = 0) -> RealProblem:
     """The reference and test trajectories of ``s.n_steps`` steps (real data when present,
     else the simulated stand-in drawn with ``seed``), each starting within (−π, π]."""
-    s = _check_sizes(s)
+    s = expect_sizes(s, RealSizes)
     data = ibm.real_data(s.n_steps, n_tests=s.n_tests, seed=check_seed("seed", seed))
     return RealProblem(
         pendulum_model(s.compiled),
@@ -384,7 +379,7 @@ def run_estimator(
     length; ``options`` go to the estimator. One thread; cached on disk by all of these and the
     code of :mod:`physid.inference`.
     """
-    s = _check_sizes(s)
+    s = expect_sizes(s, RealSizes)
     shooting = check_choice("shooting", shooting, SHOOTINGS)
     estimator_settings(name, s, shooting)  # checks the name before any work
     if iterations is not None:
@@ -406,7 +401,7 @@ def compare(
     scheduler: object = None,
 ) -> list[RealRun]:
     """Every family's estimator on every shooting (Table II), one job each, in job order."""
-    s = _check_sizes(s)
+    s = expect_sizes(s, RealSizes)
     families = check_choices("families", families, tuple(FAMILIES))
     shootings = check_choices("shootings", shootings, SHOOTINGS)
     seed = check_seed("seed", seed)
@@ -431,7 +426,7 @@ def bayessim_variants(
     scheduler: object = None,
 ) -> list[RealRun]:
     """BayesSim (the mixture density network) on each input statistic of ``statistics``."""
-    s = _check_sizes(s)
+    s = expect_sizes(s, RealSizes)
     statistics = check_choices("statistics", statistics, tuple(PAPER_BAYESSIM))
     jobs = [
         {

@@ -31,7 +31,7 @@ from physid.inference.estimators import make_estimator
 from physid.inference.experiments import estimator_settings
 from physid.inference.likelihood import Limits, TrajectoryLikelihood
 from physid.inference.panda import BoxRecording, record
-from physid.scales import check_sizes, select
+from physid.scales import check_sizes, expect_sizes, select
 from physid.sweeps import cached, code_version, run_jobs
 from physid.threads import one_torch_thread
 from physid.validate import (
@@ -147,11 +147,6 @@ def sizes(scale: str) -> BoxSizes:
     """The :class:`BoxSizes` of ``scale``."""
     return select(SIZES, scale, "inference_real")
 
-
-def _check_sizes(s: BoxSizes) -> BoxSizes:
-    if not isinstance(s, BoxSizes):
-        raise TypeError(f"s must be a BoxSizes (see SIZES), got {type(s).__name__}")
-    return s
 
 
 @cached
@@ -310,7 +305,7 @@ class _Run:
 
 def identify_box(s: BoxSizes, seed: int = 0) -> PhaseOne:
     """Phase I: CSVGD on the empty box's recording (cached on disk)."""
-    s = _check_sizes(s)
+    s = expect_sizes(s, BoxSizes)
     return _phase_one(asdict(s), check_seed("seed", seed), code_version(physid.inference))
 
 
@@ -354,7 +349,7 @@ def locate_weights(
 ) -> list[WeightRun]:
     """Phase II: every estimator of ``estimators`` on the recording with the weights, with the
     empty box ``box`` (phase I's best), one job each, in order."""
-    s = _check_sizes(s)
+    s = expect_sizes(s, BoxSizes)
     if not isinstance(box, dict):
         raise TypeError(f"box must be a dict of the box's parameters, got {box!r}")
     estimators = check_choices("estimators", estimators, ESTIMATORS)
