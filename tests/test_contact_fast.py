@@ -106,3 +106,21 @@ def test_reference_layer_is_cached_and_checks_its_arguments():
     assert reference.contact_layer(1, 2, 3) is reference.contact_layer(1, 2, 3)
     with pytest.raises(ValueError, match="k must be <= 3"):
         reference.contact_layer(1, 4, 3)
+
+
+@pytest.mark.parametrize("k, C", [(2, 3), (3, 1), (1, 4)])
+@pytest.mark.parametrize("scale", [1e-5, 1e5])
+def test_solution_and_gradient_are_invariant_to_the_scale_of_A(k, C, scale):
+    # A learned inverse inertia may be 1e5 times off the data's: the problem in f' = s f with
+    # A' = A / s and lb' = s lb is the same one, and the polish must still verify.
+    F, c, mu, lb = random_problems(16, C, k, seed=7 * k + C)
+    A = F.transpose(1, 2) @ F
+    base = fast.solve(A, c, mu, lb, k)
+    A_s = (A * scale).requires_grad_(True)
+    scaled = fast.solve(A_s, c, mu, lb / scale, k)
+    assert base.polished.all() and scaled.polished.all()
+    torch.testing.assert_close(scaled.impulse * scale, base.impulse, rtol=1e-8, atol=1e-10)
+    A_1 = A.clone().requires_grad_(True)
+    (grad_base,) = torch.autograd.grad(fast.solve(A_1, c, mu, lb, k).impulse.sum(), A_1)
+    (grad_scaled,) = torch.autograd.grad(scaled.impulse.sum(), A_s)
+    torch.testing.assert_close(grad_scaled * scale**2, grad_base, rtol=1e-6, atol=1e-8)

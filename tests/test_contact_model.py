@@ -1,8 +1,11 @@
 """The two-phase contact model: validation, energy, restitution, fallbacks, the frame."""
 
+import dataclasses
+
 import pytest
 import torch
 
+from physid.contact import fast
 from physid.contact.lcp import LCPModel, lemke
 from physid.contact.mechanics import Constraints
 from physid.contact.model import (
@@ -84,24 +87,53 @@ def test_cmr_is_close_to_cm_and_both_solvers_agree():
     assert (ref.impulse - cmr.impulse).abs().max() < 1e-6
 
 
-def test_singular_problems_with_gradients_fall_back_and_are_counted():
-    # Rank-1 A with an interior optimum: the minimiser is not unique.
-    factor = torch.tensor([[[1.0, 0.0]]]).repeat(3, 1, 1).requires_grad_(True)
+def singular_space(requires_grad: bool) -> ContactSpace:
+    # Rank-1 A with an interior optimum: every f_t in [-0.8, 0.8] minimises problem (5).
+    factor = torch.tensor([[[1.0, 0.0]]]).repeat(3, 1, 1).requires_grad_(requires_grad)
     velocity = torch.tensor([[-1.0, 0.0]]).repeat(3, 1)
     mu, cor = torch.full((3, 1), 0.8), torch.full((3, 1), 0.5)
-    s = ContactSpace(factor, velocity, torch.zeros(3, 2), mu, cor, k=2)
+    return ContactSpace(factor, velocity, torch.zeros(3, 2), mu, cor, k=2)
+
+
+@pytest.mark.parametrize("solver", ["fast", "reference"])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_cm_returns_the_least_norm_minimiser_on_every_path(solver, requires_grad):
+    log = SolverLog()
+    s = singular_space(requires_grad)
+    res = ContactModel(solver=solver).resolve(s, log)
+    tol = 1e-9 if solver == "fast" else 1e-4
+    expected_c = torch.tensor([[1.0, 0.0]]).repeat(3, 1)
+    expected_r = torch.tensor([[0.5, 0.0]]).repeat(3, 1)
+    torch.testing.assert_close(res.compression[:, 0].detach(), expected_c, atol=tol, rtol=0)
+    torch.testing.assert_close(res.restitution[:, 0].detach(), expected_r, atol=tol, rtol=0)
+    if solver == "fast":
+        assert log.fast_exact == 6 and log.fallbacks == 0 and log.fast_unpolished == 0
+    if requires_grad:
+        res.velocity_after.sum().backward()
+        assert torch.isfinite(s.factor.grad).all()
+
+
+def test_fast_solver_failures_fall_back_and_are_counted(monkeypatch):
+    s = singular_space(True)
+    real = fast.solve
+
+    def unpolished(*args, **kwargs):
+        solution = real(*args, **kwargs)
+        return dataclasses.replace(solution, polished=torch.zeros_like(solution.polished))
+
+    monkeypatch.setattr(fast, "solve", unpolished)
     log = SolverLog()
     res = ContactModel().resolve(s, log)
-    assert log.fallbacks > 0 and log.problems == 6
+    assert log.fallbacks == 6 and log.problems == 6
     assert "cvxpylayers fallbacks" in log.summary()
     res.velocity_after.sum().backward()
-    assert torch.isfinite(factor.grad).all()
+    assert torch.isfinite(s.factor.grad).all()
     with pytest.raises(ContactSolverError, match="fallback=False"):
         ContactModel(fallback=False).resolve(s)
     with torch.no_grad():  # no gradient needed: the interior point's optimum is used
         log = SolverLog()
-        ContactModel(fallback=False).resolve(s, log)
-        assert log.fast_unpolished > 0 and log.fallbacks == 0
+        ContactModel(fallback=False).resolve(singular_space(False), log)
+        assert log.fast_unpolished == 6 and log.fallbacks == 0
 
 
 def test_penetration_target_corrects_an_eighth_per_step():

@@ -525,13 +525,23 @@ def default_tolerance_error(run: TaskRun, samples: int) -> dict[str, float]:
     }
 
 
+#: The contact models compared by :func:`uniqueness_study`.
+UNIQUENESS_MODELS = {
+    "CM as stated": ContactModel(least_norm=False),
+    "CM": ContactModel(),
+    "CMr": ContactModel(variant="CMr"),
+}
+
+
 def uniqueness_study(run: TaskRun) -> dict[str, float]:
-    """Gyroscope impacts: A is singular, so CM's impulse may not be unique; CMr's always is.
+    """Gyroscope impacts: A is singular, so problem (5) may have a segment of minimisers.
 
     The compression problems whose active-set system is singular (the fast solver cannot
-    polish them) are the ones with a whole segment of minimisers; on those, the interior point
-    and cvxpylayers return different impulses with the same velocity, while under CMr the two
-    agree.
+    polish them as stated) are the ones with a whole segment of minimisers. On those, solved as
+    stated, the interior point and cvxpylayers return different impulses with the same
+    velocity; CM's least-norm rule and CMr both make the minimiser unique, and the two solvers
+    agree. Keys ``"<model> <quantity>"`` give the largest difference between the solvers for
+    each model of :data:`UNIQUENESS_MODELS`.
     """
     out = {"problems": 0.0, "non-unique": 0.0}
     spaces = []
@@ -546,12 +556,12 @@ def uniqueness_study(run: TaskRun) -> dict[str, float]:
             spaces.append(
                 ContactSpace(*(t[idx] for t in (s.factor, s.velocity, s.target, s.mu, s.cor)), s.k)
             )
-    for variant in ("CM", "CMr"):
+    for label, model in UNIQUENESS_MODELS.items():
         diff = {"compression impulse": 0.0, "compression velocity": 0.0, "final velocity": 0.0}
         for s in spaces:
             with torch.no_grad():
-                a = ContactModel(variant=variant).resolve(s)
-                b = ContactModel(variant=variant, solver="reference").resolve(s)
+                a = model.resolve(s)
+                b = replace(model, solver="reference").resolve(s)
             gap = (a.compression - b.compression).flatten(1)
             pairs = {
                 "compression impulse": gap,
@@ -561,7 +571,7 @@ def uniqueness_study(run: TaskRun) -> dict[str, float]:
             for key, value in pairs.items():
                 diff[key] = max(diff[key], float(value.abs().max()))
         for key, value in diff.items():
-            out[f"{variant} {key}"] = value if spaces else float("nan")
+            out[f"{label} {key}"] = value if spaces else float("nan")
     ranks = [torch.linalg.matrix_rank(b.space.A, rtol=1e-10) for b in stack_events(run.events)]
     out["rank-deficient A"] = float(torch.cat([(r < 3).double() for r in ranks]).mean())
     return out

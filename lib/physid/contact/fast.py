@@ -714,22 +714,17 @@ def solve(
             f"inconsistent shapes: A {tuple(A.shape)}, c {tuple(c.shape)}, "
             f"mu {tuple(mu.shape)}, lb {tuple(lb.shape)}, k={k!r}"
         )
+    # Everything is solved for the equivalent problem in f' = κ f with A' = A / κ and
+    # lb' = κ lb (κ the largest entry of A, detached), whose entries are of the order of a
+    # velocity whatever the masses: the tolerances and the polish's conditioning then hold over
+    # the range of inverse inertias that training explores.
+    kappa = A.detach().abs().flatten(1).amax(-1).clamp_min(1e-300)
+    A_s, lb_s = A / kappa[:, None, None], lb * kappa[:, None]
     with torch.no_grad():
-        full0 = _prepare(A.detach(), c.detach(), mu.detach(), lb.detach(), k, eliminate=False)
-        reduced = _prepare(A.detach(), c.detach(), mu.detach(), lb.detach(), k, eliminate=True)
-        # Interior point on the equivalent problem in f' = κ f with A' = A / κ (unit scale).
-        kappa = A.detach().abs().flatten(1).amax(-1).clamp_min(1e-300)
-        scaled = _prepare(
-            A.detach() / kappa[:, None, None],
-            c.detach(),
-            mu.detach(),
-            lb.detach() * kappa[:, None],
-            k,
-            eliminate=True,
-        )
-        x, s_l, z_l, s_q, z_q, converged, iterations = _interior_point(scaled, tol, max_iter)
-        x, s_l = x / kappa[:, None, None], s_l / kappa[:, None, None]
-        s_q = None if s_q is None else s_q / kappa[:, None, None]
+        args = (A_s.detach(), c.detach(), mu.detach(), lb_s.detach(), k)
+        full0 = _prepare(*args, eliminate=False)
+        reduced = _prepare(*args, eliminate=True)
+        x, s_l, z_l, s_q, z_q, converged, iterations = _interior_point(reduced, tol, max_iter)
         ok = act = y = J_inv = None
         for setting in _CLASSIFICATIONS:
             act_try = _classify(reduced, full0, x, s_l, z_l, s_q, z_q, *setting)
@@ -747,8 +742,8 @@ def solve(
         J_inv = torch.where(ok[:, None, None], J_inv, torch.zeros_like(J_inv))
         y = torch.where(ok[:, None], y, torch.zeros_like(y))
     # The differentiable Newton step: same value, implicit-function-theorem gradient.
-    full = _prepare(A, c, mu, lb, k, eliminate=False)
+    full = _prepare(A_s, c, mu, lb_s, k, eliminate=False)
     R = _kkt_residual(full, act, *_split(full0, y))
     f = _split(full0, y - (J_inv @ R[..., None])[..., 0])[0]
-    impulse = torch.where(ok[:, None, None], f, x)
+    impulse = torch.where(ok[:, None, None], f, x) / kappa[:, None, None]
     return FastSolution(impulse=impulse, polished=ok, converged=converged, iterations=iterations)

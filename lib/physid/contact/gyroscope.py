@@ -1,17 +1,22 @@
 """A gyroscope on a pivot hitting a wall: a 3-D rigid body with a second-order friction cone.
 
-The body is its centre of mass x_0 and three unit axis points ``x_k = x_0 + R e_k``. Its pivot, at
-body coordinates ``(0, 0, -com_offset)`` from the centre, is held at the origin by the linear
-joint ``x_0 - com_offset (x_3 - x_0) = 0``; six distance constraints keep the frame rigid and
-orthonormal. Gravity acts along -z on the centre. The disk's rim, of radius ``rim_radius`` in the
-body's x–y plane through the centre, is discretised into ``rim_points`` points; the wall is the
-plane ``y = -wall``. The single candidate contact is the rim point closest to the wall,
-``d = min_j p_j,y + wall``, with the axes of the authors' code: ``e_n = (0, -1, 0)``,
+The body is 4 points (``points_per_body = 4``): point 0 is the centre of mass x_0, and points 1,
+2, 3 are the unit axis points ``x_k = x_0 + R e_k`` along the body x-, y- and z-axes (z is the
+symmetry axis). Its pivot, at body coordinates ``(0, 0, -com_offset)`` from the centre, is held at
+the origin by the linear joint ``x_0 - com_offset (x_3 - x_0) = 0``; six distance constraints
+keep the frame rigid and orthonormal. Gravity acts along -z on the centre. The disk's rim, of
+radius ``rim_radius`` in the body's x–y plane through the centre, is discretised into
+``rim_points`` points at angles ``2πj / rim_points`` (the authors use ``0.314 j``, 0.05 % less);
+the wall is the plane ``y = -wall``. The single candidate contact is the rim point closest to the
+wall, ``d = min_j p_j,y + wall``, with the axes of the authors' code: ``e_n = (0, -1, 0)``,
 ``e_t1 = (-1, 0, 0)``, ``e_t2 = (0, 0, -1)``.
 
 Because the pivot is fixed, the contact point moves as ``ω × p`` and cannot move along ``p``:
 the 3 × 3 contact-space inverse inertia has rank 2, so problems (5) and (7) have a unique
 velocity but not a unique impulse under CM (see the chapter).
+
+Orientations are intrinsic z–x–z Euler angles (φ, θ, ψ), ``R = R_z(φ) R_x(θ) R_z(ψ)``, the
+convention of the authors' code (scipy's ``"ZXZ"``), with the rates (φ̇, θ̇, ψ̇) of the angles.
 """
 
 from __future__ import annotations
@@ -28,8 +33,11 @@ from physid.contact.system import ContactSystem, Detection, reject_sample
 from physid.validate import check_array, check_count, check_nonnegative, check_positive
 
 
-def euler_zyz(phi: np.ndarray, theta: np.ndarray, psi: np.ndarray) -> np.ndarray:
-    """Rotation matrices R_z(φ) R_y(θ) R_z(ψ), ``(..., 3, 3)``."""
+def euler_zxz(phi: np.ndarray, theta: np.ndarray, psi: np.ndarray) -> np.ndarray:
+    """Rotation matrices R_z(φ) R_x(θ) R_z(ψ) (intrinsic z–x–z Euler angles), ``(..., 3, 3)``.
+
+    Column k of R is body axis k in space coordinates.
+    """
 
     def rz(a):
         c, s = np.cos(a), np.sin(a)
@@ -38,14 +46,14 @@ def euler_zyz(phi: np.ndarray, theta: np.ndarray, psi: np.ndarray) -> np.ndarray
             [np.stack([c, -s, z], -1), np.stack([s, c, z], -1), np.stack([z, z, o], -1)], -2
         )
 
-    def ry(a):
+    def rx(a):
         c, s = np.cos(a), np.sin(a)
         z, o = np.zeros_like(a), np.ones_like(a)
         return np.stack(
-            [np.stack([c, z, s], -1), np.stack([z, o, z], -1), np.stack([-s, z, c], -1)], -2
+            [np.stack([o, z, z], -1), np.stack([z, c, -s], -1), np.stack([z, s, c], -1)], -2
         )
 
-    return rz(phi) @ ry(theta) @ rz(psi)
+    return rz(phi) @ rx(theta) @ rz(psi)
 
 
 class Gyroscope(ContactSystem):
@@ -82,6 +90,8 @@ class Gyroscope(ContactSystem):
         gravity = check_nonnegative("gravity", gravity)
         self.name = "Gyro"
         self.dim, self.contact_dim, self.n_points = 3, 3, 4
+        # One body: point 0 is the centre of mass, points 1–3 the unit body x-, y-, z-axis points.
+        self.points_per_body = 4
         self.mass, self.com_offset, self.gravity = float(mass), float(com_offset), float(gravity)
         self.rim_radius, self.wall = float(rim_radius), float(wall)
         self.inv_mass = inverse_mass_matrix(
@@ -128,14 +138,18 @@ class Gyroscope(ContactSystem):
         return Detection(distance=distance[:, None], jacobian=J.reshape(B, 1, 3, 12))
 
     def from_euler(self, angles: np.ndarray, rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Cartesian ``(x, v)`` from ZYZ Euler angles (φ, θ, ψ) and their rates."""
+        """Cartesian ``(x, v)`` from z–x–z Euler angles (φ, θ, ψ) and their rates.
+
+        The angular velocity in space is ``ω = φ̇ e_z + θ̇ R_z(φ) e_x + ψ̇ R e_z`` (the line of
+        nodes is ``R_z(φ) e_x``), and every point moves as ``ω × x`` about the pivot.
+        """
         phi, theta, psi = angles[..., 0], angles[..., 1], angles[..., 2]
-        R = euler_zyz(phi, theta, psi)
+        R = euler_zxz(phi, theta, psi)
         axes = np.swapaxes(R, -1, -2)  # rows: body axes in space
         centre = self.com_offset * axes[..., 2, :]
         points = np.concatenate([centre[..., None, :], centre[..., None, :] + axes], -2)
         z = np.zeros_like(phi)
-        node = np.stack([-np.sin(phi), np.cos(phi), z], -1)  # R_z(φ) e_y
+        node = np.stack([np.cos(phi), np.sin(phi), z], -1)  # R_z(φ) e_x
         omega = (
             rates[..., :1] * np.stack([z, z, np.ones_like(z)], -1)
             + rates[..., 1:2] * node
@@ -145,21 +159,18 @@ class Gyroscope(ContactSystem):
         return points, velocities
 
     def sample_state(self, n: int, rng: np.random.Generator) -> tuple[Tensor, Tensor]:
-        """φ, ψ ~ U(0, 2π), tilt θ ~ U(0.2, 1.0) rad, precession and nutation rates
-        ~ 0.5 N(0, 1), spin ±1.5 (N(0, 1) + 7) rad/s; no initial contact with the wall."""
+        """Random initial states with the authors' distribution, clear of the wall.
+
+        Euler angles φ, θ, ψ ~ U(-1.5, 1.5) rad; rates φ̇ ~ U(-4.5, 4.5), θ̇ ~ U(-0.3, 0.3) and
+        spin ψ̇ = ±1.5 (N(0, 1) + 7) rad/s with an equiprobable sign; states whose rim touches
+        the wall are redrawn.
+        """
 
         def draw(rng, size):
-            angles = np.stack(
-                [
-                    rng.uniform(0, 2 * np.pi, size),
-                    rng.uniform(0.2, 1.0, size),
-                    rng.uniform(0, 2 * np.pi, size),
-                ],
-                -1,
-            )
+            angles = rng.uniform(-1.5, 1.5, size=(size, 3))
             sign = rng.choice([-1.0, 1.0], size)
             spin = sign * 1.5 * (rng.normal(size=size) + 7)
-            rates = np.stack([0.5 * rng.normal(size=size), 0.5 * rng.normal(size=size), spin], -1)
+            rates = np.stack([rng.uniform(-4.5, 4.5, size), rng.uniform(-0.3, 0.3, size), spin], -1)
             return np.concatenate([angles, rates], -1)
 
         def valid(s):

@@ -141,6 +141,7 @@ class LCPModel:
         log = SolverLog() if log is None else log
         B, C, k = space.batch, space.n_contacts, space.k
         log.contact_counts[C] = log.contact_counts.get(C, 0) + B
+        log.padded += space.padding
         A = space.A.detach().cpu().numpy()
         v = space.velocity.detach().cpu().numpy()
         target = space.target.detach().cpu().numpy()

@@ -31,10 +31,20 @@ detached projector) onto the range of ``A`` restricted to the components that ar
 (tangents of frictionless contacts are fixed at zero); in exact arithmetic ``J v`` already lies
 there, so the projection only removes constraint drift and the part of v* no impulse can reach.
 
+Which impulse CM returns matters even though the velocity after compression is unique: Poisson's
+bound (6) takes the compression impulse's normal components, so two minimisers of (5) lead to two
+different restitutions. CM therefore returns the **least-norm** minimiser of each problem on every
+path (with or without gradients, fast solver or cvxpylayers). The minimisers share ``A f``, so
+they share the component of ``f`` in the range of ``A`` and differ in the null space ``N`` only;
+CM solves with ``A + δ κ N Nᵀ`` (``κ`` the largest entry of ``A``, ``N`` an orthonormal basis
+of the null space of ``A`` restricted to the free components, both detached, and ``δ`` =
+:data:`LEAST_NORM`), whose unique minimiser tends to the least-norm one as δ → 0. Where ``A`` is
+nonsingular nothing changes. The model then reproduces its own data to solver tolerance whether
+or not gradients are on.
+
 Both problems are solved by :mod:`physid.contact.fast` (batched, exact, implicit gradients) or by
 :mod:`physid.contact.reference` (cvxpylayers). Where the fast solver cannot return a verified
-exact solution with a gradient, which happens when ``A`` is singular and the impulse is not
-unique (the pivoted gyroscope under CM), the sample is re-solved by cvxpylayers and counted in a
+exact solution with a gradient, the sample is re-solved by cvxpylayers and counted in a
 :class:`SolverLog`; nothing is ever replaced by a zero impulse.
 """
 
@@ -62,6 +72,7 @@ __all__ = [
     "ContactSpace",
     "Resolution",
     "SolverLog",
+    "LEAST_NORM",
     "VARIANTS",
     "check_inverse_inertia",
     "contact_frame",
@@ -74,6 +85,10 @@ VARIANTS = ("CM", "CMr")
 SOLVERS = ("fast", "reference")
 #: Fraction of a penetration corrected per time step, v*_n = -COMPENSATION · d / Δt.
 COMPENSATION = 1.0 / 8.0
+#: Relative Tikhonov term δ with which CM selects the least-norm minimiser (module docstring).
+LEAST_NORM = 1e-6
+#: Interior-point tolerance of the fast solver, well below δ so that its active set is resolved.
+SOLVER_TOL = 1e-11
 
 
 @dataclass
@@ -88,7 +103,9 @@ class SolverLog:
             or did not converge.
         reference: solved by cvxpylayers because the model asked for it.
         lcp: samples resolved by the LCP model (:mod:`physid.contact.lcp`, one problem each).
-        contact_counts: samples resolved per number of simultaneous contacts.
+        contact_counts: samples resolved per contact-space size (number of contacts,
+            dummies included).
+        padded: dummy contacts added to batch samples with fewer contacts together.
     """
 
     fast_exact: int = 0
@@ -97,6 +114,7 @@ class SolverLog:
     reference: int = 0
     lcp: int = 0
     contact_counts: dict[int, int] = field(default_factory=dict)
+    padded: int = 0
 
     @property
     def problems(self) -> int:
@@ -125,6 +143,8 @@ class ContactSpace:
         mu: ``(B, C)`` friction coefficients, ≥ 0 (unused for k = 1).
         cor: ``(B, C)`` coefficients of restitution, in [0, 1].
         k: components per contact (1, 2 or 3).
+        padding: how many of the B·C contacts are dummies that batch samples with fewer
+            contacts together (:func:`physid.contact.integrate.contact_bucket`).
     """
 
     factor: Tensor
@@ -133,9 +153,11 @@ class ContactSpace:
     mu: Tensor
     cor: Tensor
     k: int
+    padding: int = 0
 
     def __post_init__(self) -> None:
         check_count("k", self.k, minimum=1, maximum=3)
+        check_count("padding", self.padding, minimum=0)
         check_tensor("mu", self.mu, shape=(None, None), nonnegative=True, dtype=torch.float64)
         B, C = self.mu.shape
         m = C * self.k
@@ -174,29 +196,28 @@ class Resolution:
         return self.compression + self.restitution
 
 
-def _range_projector(A: Tensor, rtol: float = 1e-9) -> Tensor:
-    """Detached orthogonal projector onto the range of each A (the identity where A ≻ 0)."""
+def _null_basis(A: Tensor, rtol: float = 1e-9) -> Tensor:
+    """Detached orthonormal basis of the null space of each A, ``(B, m, m)`` with zero columns
+    for the range (all zero where A ≻ 0)."""
     with torch.no_grad():
         values, vectors = torch.linalg.eigh(A)
         null = values <= rtol * values.abs().amax(-1, keepdim=True).clamp_min(1e-300)
-        basis = vectors * null[:, None, :]
-        eye = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device)
-        return eye - basis @ vectors.transpose(1, 2)
+        return vectors * null[:, None, :]
 
 
-def _free_range_projector(A: Tensor, mu: Tensor, k: int) -> Tensor:
-    """Detached projector onto the range of A restricted to the free components.
+def _free_null_basis(A: Tensor, mu: Tensor, k: int) -> Tensor:
+    """:func:`_null_basis` of A restricted to the free components.
 
     The tangents of frictionless contacts are not free (their f_t is 0): A loses their rows and
-    columns, and the projector is the identity on them, so their velocity (which fixes the
-    direction friction would take at μ > 0) is kept.
+    columns, and the basis leaves them out, so the projector ``I - N Nᵀ`` onto the free range
+    keeps their velocity (which fixes the direction friction would take at μ > 0).
     """
     free = torch.ones(*mu.shape, k, dtype=torch.bool, device=A.device)
     if k >= 2:
         free[..., 1:] = (mu != 0)[..., None]
     free = free.flatten(1)
     reduced = A * (free[:, :, None] & free[:, None, :])
-    return _range_projector(reduced) + torch.diag_embed((~free).to(A.dtype))
+    return _null_basis(reduced) * free[:, :, None]
 
 
 def _project(P: Tensor, v: Tensor) -> Tensor:
@@ -217,22 +238,29 @@ class ContactModel:
         batched_reference: one batched cvxpylayers call per group, or one call per sample.
         compensation: fraction of a penetration removed per step, through the target v*
             (:func:`penetration_target`; 0 switches penetration compensation off).
+        least_norm: under CM, return the least-norm minimiser (the default; see the module
+            docstring); False solves the problems as stated and returns whichever minimiser the
+            solver finds, for comparison.
     """
 
     variant: str = "CM"
-    reg: float = 0.01
+    reg: float | Tensor = 0.01
     solver: str = "fast"
     fallback: bool = True
     batched_reference: bool = True
     compensation: float = COMPENSATION
+    least_norm: bool = True
 
     def __post_init__(self) -> None:
         check_choice("variant", self.variant, VARIANTS)
         check_choice("solver", self.solver, SOLVERS)
-        object.__setattr__(self, "reg", check_positive("reg", self.reg))
+        if isinstance(self.reg, Tensor) and self.reg.requires_grad:
+            check_tensor("reg", self.reg, shape=(), positive=True, dtype=torch.float64)
+        else:
+            object.__setattr__(self, "reg", check_positive("reg", self.reg))
         compensation = check_nonnegative("compensation", self.compensation)
         object.__setattr__(self, "compensation", compensation)
-        for name in ("fallback", "batched_reference"):
+        for name in ("fallback", "batched_reference", "least_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
@@ -242,18 +270,24 @@ class ContactModel:
         A = space.A
         B, C, k = space.batch, space.n_contacts, space.k
         log.contact_counts[C] = log.contact_counts.get(C, 0) + B
+        log.padded += space.padding
         if self.variant == "CMr":
             eye = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device)
             A_solve = A + self.reg * eye
             factor_solve = torch.linalg.cholesky(A_solve).transpose(1, 2)
             project = None
         else:
+            null = _free_null_basis(A, space.mu, k)
+            project = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device) - null @ null.mT
             A_solve, factor_solve = A, space.factor
-            project = _free_range_projector(A, space.mu, k)
-        needs_grad = torch.is_grad_enabled() and any(
-            t.requires_grad
-            for t in (space.factor, space.velocity, space.target, space.mu, space.cor)
-        )
+            if self.least_norm:
+                # A vanishing Tikhonov term on the null space of A.
+                scale = A.detach().abs().flatten(1).amax(-1).clamp_min(1e-300)
+                root = (LEAST_NORM * scale).sqrt()[:, None, None] * null.mT
+                A_solve = A + root.mT @ root
+                factor_solve = torch.cat([space.factor, root], 1)
+        parts = (space.factor, space.velocity, space.target, space.mu, space.cor, A_solve)
+        needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in parts)
 
         def phase(c: Tensor, lb: Tensor) -> Tensor:
             if project is not None:
@@ -271,7 +305,7 @@ class ContactModel:
         if self.solver == "reference":
             log.reference += c.shape[0]
             return reference.solve(factor, c, mu, lb, k, batched=self.batched_reference)
-        solution = fast.solve(A, c, mu, lb, k)
+        solution = fast.solve(A, c, mu, lb, k, tol=SOLVER_TOL)
         unusable = ~solution.polished & (~solution.converged | needs_grad)
         n_unpolished = int((~solution.polished & ~unusable).sum())
         log.fast_exact += int(solution.polished.sum())
@@ -323,7 +357,7 @@ def check_inverse_inertia(inv_mass: Tensor, rtol: float = 1e-10) -> None:
     check_tensor("inv_mass", inv_mass, dtype=torch.float64)
     if inv_mass.dim() not in (2, 3) or inv_mass.shape[-1] != inv_mass.shape[-2]:
         raise ValueError(f"inv_mass must be square, got shape {tuple(inv_mass.shape)}")
-    scale = inv_mass.abs().amax().clamp_min(1e-300)
+    scale = inv_mass.detach().abs().amax().clamp_min(1e-300)
     if bool(((inv_mass - inv_mass.transpose(-1, -2)).abs() > rtol * scale).any()):
         raise ValueError("inv_mass (the inverse inertia) must be symmetric")
     smallest = torch.linalg.eigvalsh(inv_mass.detach()).amin()

@@ -75,13 +75,21 @@ class ChainPendulum(ContactSystem):
         return Detection(distance=distance, jacobian=J.reshape(B, n, 2, 2 * n))
 
     def from_angles(self, phi: np.ndarray, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Cartesian ``(x, v)`` from link angles measured from the downward vertical."""
+        """Cartesian ``(x, v)`` from link angles measured from the downward vertical.
+
+        Args:
+            phi: ``(..., n)`` absolute link angles (link i points along ``(sin φ_i, -cos φ_i)``).
+            omega: ``(..., n)`` absolute angular rates of the links (not relative to the
+                previous link), as in the authors' code.
+        """
         steps = self.lengths[:, None] * np.stack([np.sin(phi), -np.cos(phi)], -1)
         rates = (self.lengths * omega)[..., None] * np.stack([np.cos(phi), np.sin(phi)], -1)
         return np.cumsum(steps, -2), np.cumsum(rates, -2)
 
     def sample_state(self, n: int, rng: np.random.Generator) -> tuple[Tensor, Tensor]:
-        """Link angles U(0, 3.14) from the downward vertical, angular velocities N(0, 1)."""
+        """The authors' distribution: every link's absolute angle from the downward vertical
+        U(0, 3.14) and its absolute angular rate N(0, 1), independently; states with a bob in
+        the ground are redrawn."""
         k = self.n_points
 
         def draw(rng, size):

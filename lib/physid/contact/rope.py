@@ -2,11 +2,16 @@
 
 Node 0 hangs from the origin by a spring and node i from node i-1; with link lengths ``l_i`` and
 rest length ``l₀``, the potential is ``V = k Σ_i (l_i - l₀)² + Σ_i m_i g y_i`` (no ½, as in the
-authors' code). Each link has the absolute angle ``q_i`` (atan2 of its direction); the limits are
+authors' code). Each link has the absolute angle ``q_i`` measured from the downward vertical
+(direction ``(sin q, -cos q)``, the authors' convention); the limits are
 ``|q_i - q_{i-1}| ≤ bend`` (``n - 1`` candidates, then) ``stretch_min l₀ ≤ l_i ≤ stretch_max l₀``
 (``n`` candidates), each a one-component contact (k = 1) with signed distance
 ``h = bend - |Δq|`` or ``h = min(l - stretch_min l₀, stretch_max l₀ - l)`` and Jacobian row ∇h,
-so that ∇h·v > 0 moves back into the allowed range.
+so that ∇h·v > 0 moves back into the allowed range. The relative angles Δq do not depend on the
+direction the angles are measured from.
+
+The paper's Rope task is the 200-node rope with k = 50 (the authors' ``ER200k50``); its
+scalability study uses 50, 100 and 200 nodes (see :func:`physid.contact.tasks.rope_task`).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ class Rope(ContactSystem):
     """A chain of ``n_nodes`` masses joined by stiff springs, with angle and length limits.
 
     Args:
-        n_nodes: number of nodes.
+        n_nodes: number of nodes (10, the authors' code default; the paper's task uses 200).
         mass: mass of each node.
         rest_length: rest length l₀ of each link.
         stiffness: spring constant k of V = k (l - l₀)².
@@ -122,13 +127,27 @@ class Rope(ContactSystem):
         return Detection(distance=distance, jacobian=J)
 
     def from_angles(self, q: np.ndarray, rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Cartesian ``(x, v)`` from absolute link angles and rates, links at rest length."""
-        d = np.stack([np.cos(q), np.sin(q)], -1)
-        dd = rates[..., None] * np.stack([-np.sin(q), np.cos(q)], -1)
+        """Cartesian ``(x, v)`` from link angles and their rates, links at rest length.
+
+        Args:
+            q: ``(..., n)`` absolute link angles from the downward vertical (link i points along
+                ``(sin q_i, -cos q_i)``), as in the authors' code.
+            rates: ``(..., n)`` absolute angular rates ``q̇_i`` of the links (not relative to the
+                previous link): link i adds ``l₀ q̇_i (cos q_i, sin q_i)`` to the velocity of
+                every node from i on.
+        """
+        d = np.stack([np.sin(q), -np.cos(q)], -1)
+        dd = rates[..., None] * np.stack([np.cos(q), np.sin(q)], -1)
         return self.rest_length * np.cumsum(d, -2), self.rest_length * np.cumsum(dd, -2)
 
     def sample_state(self, n: int, rng: np.random.Generator) -> tuple[Tensor, Tensor]:
-        """q₀ ~ U(0, 3.14), relative angles U(-bend, bend), generalised rates N(0, 1)."""
+        """Random initial states with the authors' distribution.
+
+        The first link's angle from the downward vertical is q₀ ~ U(0, 3.14), each further link
+        turns by U(-bend, bend) from the previous one (so ``q_i = q₀ + Σ Δq``), the links are at
+        rest length, and every link's absolute angular rate is N(0, 1) (independent, not summed
+        along the rope). No limit is violated (the draws stay strictly inside the bend range).
+        """
         k = self.n_points
 
         def draw(rng, size):
@@ -142,6 +161,5 @@ class Rope(ContactSystem):
 
         states = reject_sample(draw, lambda s: valid(s).all(-1), n, rng, self.name)
         q = np.cumsum(states[:, :k], -1)
-        rates = np.cumsum(states[:, k:], -1)
-        x, v = self.from_angles(q, rates)
+        x, v = self.from_angles(q, states[:, k:])
         return self._tensor(x.reshape(n, -1)), self._tensor(v.reshape(n, -1))

@@ -38,6 +38,8 @@ class ContactSystem:
         dim: spatial dimension d of the points.
         contact_dim: components per contact k (1 limit, 2 planar, 3 spatial).
         n_points: number of points n; the state has N = n·d coordinates.
+        points_per_body: points per body, stored body after body (1 for point masses, 3 for a
+            disk: centre and two unit axis points, 4 for a 3-D rigid body).
         inv_mass: ``(N, N)`` inverse mass matrix (float64).
         constraints: the equality constraints, or None.
         candidates: names of the P candidate contacts, in order.
@@ -47,6 +49,7 @@ class ContactSystem:
     dim: int
     contact_dim: int
     n_points: int
+    points_per_body: int = 1
     inv_mass: Tensor
     constraints: Constraints | None
     candidates: tuple[str, ...]

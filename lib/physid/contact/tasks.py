@@ -3,10 +3,16 @@
 A task is a system with its friction and restitution coefficients per candidate contact, its
 time step and its trajectory length. BP5/BD5 heterogeneous coefficients are listed for the 10
 ball pairs, then 0.1 (friction) and 0.8 (restitution) for the 20 ball–wall contacts.
+
+The paper's Rope task is the authors' ``ER200k50``: a 200-node rope with spring constant k = 50
+(:data:`ROPE_NODES`). Its scalability study uses 50, 100 and 200 nodes
+(:data:`ROPE_SCALING_NODES`); :func:`rope_task` builds a rope of any size, named ``"Rope<n>"``
+unless it has 200 nodes, and :func:`make_task` accepts these names (or ``rope_nodes``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import torch
@@ -17,10 +23,17 @@ from physid.contact.pendulum import ChainPendulum
 from physid.contact.planar import BouncingBodies
 from physid.contact.rope import Rope
 from physid.contact.system import ContactSystem
-from physid.validate import check_choice
+from physid.validate import check_choice, check_count
 
 #: Names of the tasks, in the paper's order.
 TASK_NAMES = ("BP5-e", "BP5", "BD5", "CP3-e", "CP3", "Gyro-e", "Gyro", "Rope")
+
+#: Nodes of the paper's Rope task (the authors' ER200k50).
+ROPE_NODES = 200
+#: Node counts of the rope scalability study.
+ROPE_SCALING_NODES = (50, 100, 200)
+#: Spring constant k of every rope task.
+ROPE_STIFFNESS = 50.0
 
 _BP_MASSES = (0.05, 0.1, 0.3, 0.4, 0.5)
 _BP_RADII = (0.05, 0.1, 0.13, 0.15, 0.18)
@@ -62,9 +75,38 @@ def _coefficients(system: ContactSystem, mu, cor, device) -> tuple[Tensor, Tenso
     return full(mu), full(cor)
 
 
-def make_task(name: str, device=None) -> Task:
-    """The task ``name`` (one of :data:`TASK_NAMES`) on ``device``."""
+def rope_task(n_nodes: int = ROPE_NODES, device=None) -> Task:
+    """The rope task with ``n_nodes`` nodes (k = 50, Δt = 0.005 s, 20 steps, μ = e = 0).
+
+    Named ``"Rope"`` for the paper's 200 nodes and ``"Rope<n>"`` otherwise; the description
+    states the node count.
+    """
+    n_nodes = check_count("n_nodes", n_nodes, minimum=2)
+    system = Rope(n_nodes=n_nodes, stiffness=ROPE_STIFFNESS, device=device)
+    mu, cor = _coefficients(system, 0.0, 0.0, device)
+    name = "Rope" if n_nodes == ROPE_NODES else f"Rope{n_nodes}"
+    text = f"{n_nodes}-node rope (k = {ROPE_STIFFNESS:g}) with bend and stretch limits"
+    return Task(name=name, description=text, system=system, mu=mu, cor=cor, dt=0.005, n_steps=20)
+
+
+def make_task(name: str, device=None, rope_nodes: int | None = None) -> Task:
+    """The task ``name`` on ``device``.
+
+    Args:
+        name: one of :data:`TASK_NAMES`, or ``"Rope<n>"`` for an ``n``-node rope.
+        device: torch device.
+        rope_nodes: nodes of the rope (only with ``name="Rope"``); default :data:`ROPE_NODES`.
+    """
+    sized = re.fullmatch(r"Rope([0-9]+)", name) if isinstance(name, str) else None
+    if sized is not None:
+        if rope_nodes is not None:
+            raise ValueError(f"rope_nodes must not be given with the sized task name {name!r}")
+        return rope_task(int(sized.group(1)), device=device)
     check_choice("task", name, TASK_NAMES)
+    if rope_nodes is not None and name != "Rope":
+        raise ValueError(f"rope_nodes applies to the Rope task only, not to {name!r}")
+    if name == "Rope":
+        return rope_task(ROPE_NODES if rope_nodes is None else rope_nodes, device=device)
     if name == "BP5-e":
         system = BouncingBodies([0.1] * 5, [0.1] * 5, device=device)
         mu, cor, dt, steps = 0.0, 1.0, 0.01, 100
@@ -88,15 +130,11 @@ def make_task(name: str, device=None) -> Task:
         )
         mu, cor, dt, steps = 0.5, 0.0, 0.01, 100
         text = "3-link pendulum on rough inelastic ground"
-    elif name in ("Gyro-e", "Gyro"):
+    else:
         system = Gyroscope(device=device)
         mu, cor = (0.0, 1.0) if name == "Gyro-e" else (0.1, 0.8)
         dt, steps = 0.02, 100
         text = "pivoted gyroscope against a wall" + (", frictionless, elastic" if mu == 0 else "")
-    else:
-        system = Rope(n_nodes=10, stiffness=50.0, device=device)
-        mu, cor, dt, steps = 0.0, 0.0, 0.005, 20
-        text = "10-node rope with bend and stretch limits"
     mu_t, cor_t = _coefficients(system, mu, cor, device)
     return Task(
         name=name, description=text, system=system, mu=mu_t, cor=cor_t, dt=dt, n_steps=steps

@@ -1,0 +1,555 @@
+"""Training and evaluation of the learned models, and the model registry.
+
+* :data:`MODELS` is the one registry of the models of the paper's Fig. 3: the four contact
+  networks of :mod:`physid.contact.learned` (CM-CD-CLNN, CM-CD-CHNN, CMr-CD-CLNN, CMr-CD-CHNN)
+  and the baselines of :mod:`physid.contact.baselines` (MLP-CD-CLNN, IN-CP-CLNN, IN-CP-SP).
+* :func:`train`: the authors' training, the mean absolute error (L1) of the rollout from each
+  chunk's first state over the whole chunk (positions and velocities, all L states), AdamW
+  (lr 1e-3, weight decay 1e-4, batch 200), the best state by validation loss (their checkpoint
+  selection). Models with ``one_step = True`` (the baselines) train on the consecutive 1-step
+  pairs cut from the chunks, as in the authors' code. A step whose gradient is not finite, or
+  whose contact problem could not be solved, is skipped and counted.
+* :func:`evaluate`: the paper's "traj. rel. error" (Fig. 3): the sum over the first 5 predicted
+  steps of ‖ẑ_t - z_t‖ / ‖z_t‖ with z = (x, v), and the mean relative error over the first 50
+  steps (Fig. 4), on the full test trajectories, averaged over trajectories with a 95%
+  t-interval; and the true system's energy along the predicted and the true trajectories.
+* :func:`fit`: one plain-data job (generate the data deterministically, train, evaluate) that
+  returns plain numbers and arrays, for :func:`physid.sweeps.run_jobs` and the disk cache
+  (:func:`fit_cached`).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import numpy as np
+import torch
+from scipy import stats
+from torch import Tensor, nn
+
+import physid.contact
+from physid.contact import datasets
+from physid.contact.baselines import BASELINES
+from physid.contact.datasets import ChunkSet, TaskData
+from physid.contact.learned import ContactCHNN, ContactCLNN
+from physid.contact.model import SolverLog
+from physid.contact.reference import ContactSolverError
+from physid.contact.tasks import TASK_NAMES, Task, make_task
+from physid.progress import progress as progress_bar
+from physid.sweeps import cached, code_version
+from physid.validate import (
+    check_choice,
+    check_count,
+    check_nonnegative,
+    check_positive,
+    check_seed,
+)
+
+__all__ = [
+    "JOB_DEFAULTS",
+    "MODELS",
+    "TrainConfig",
+    "TrainResult",
+    "build",
+    "chunk_loss",
+    "evaluate",
+    "fit",
+    "fit_cached",
+    "make_job",
+    "train",
+]
+
+
+def _cm_clnn(task: Task, seed: int) -> nn.Module:
+    return ContactCLNN(task, "CM", seed)
+
+
+def _cm_chnn(task: Task, seed: int) -> nn.Module:
+    return ContactCHNN(task, "CM", seed)
+
+
+def _cmr_clnn(task: Task, seed: int) -> nn.Module:
+    return ContactCLNN(task, "CMr", seed)
+
+
+def _cmr_chnn(task: Task, seed: int) -> nn.Module:
+    return ContactCHNN(task, "CMr", seed)
+
+
+#: Every model by the paper's name: a factory ``(task, seed) -> model``.
+MODELS: dict[str, Callable[[Task, int], nn.Module]] = {
+    "CM-CD-CLNN": _cm_clnn,
+    "CM-CD-CHNN": _cm_chnn,
+    "CMr-CD-CLNN": _cmr_clnn,
+    "CMr-CD-CHNN": _cmr_chnn,
+    **BASELINES,
+}
+
+
+#: The models whose CMr regularisation ε can be learned (job key ``learn_reg``).
+_LEARNABLE_REG: dict[str, type[nn.Module]] = {
+    "CMr-CD-CLNN": ContactCLNN,
+    "CMr-CD-CHNN": ContactCHNN,
+}
+
+
+def build(name: str, task: Task | str, seed: int) -> nn.Module:
+    """The model ``name`` (a key of :data:`MODELS`) for ``task``, initialised from ``seed``."""
+    check_choice("name", name, tuple(MODELS))
+    task = make_task(task) if isinstance(task, str) else task
+    if not isinstance(task, Task):
+        raise TypeError(f"task must be a Task or a task name, got {type(task).__name__}")
+    return MODELS[name](task, check_seed("seed", seed))
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Training settings (the authors' defaults, except the number of epochs).
+
+    Attributes:
+        epochs: passes over the training chunks (the authors ran 1000).
+        batch_size: chunks per minibatch.
+        lr: AdamW learning rate.
+        weight_decay: AdamW weight decay.
+        seed: seed of the minibatch shuffling.
+    """
+
+    epochs: int = 10
+    batch_size: int = 200
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epochs", check_count("epochs", self.epochs))
+        object.__setattr__(self, "batch_size", check_count("batch_size", self.batch_size))
+        object.__setattr__(self, "lr", check_positive("lr", self.lr))
+        wd = check_nonnegative("weight_decay", self.weight_decay)
+        object.__setattr__(self, "weight_decay", wd)
+        object.__setattr__(self, "seed", check_seed("seed", self.seed))
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns.
+
+    Attributes:
+        best_state: the state dict with the lowest validation loss (also loaded into the model).
+        train_loss: ``(epochs,)`` mean training loss of each epoch (over the steps taken).
+        val_loss: ``(epochs,)`` validation loss after each epoch.
+        best_epoch: the epoch (1-based) of ``best_state``.
+        skipped_steps: optimiser steps skipped (non-finite loss or gradient, or an unsolved
+            contact problem).
+        solver_errors: of those, the steps skipped because a contact problem was not solved.
+        steps: optimiser steps attempted.
+        seconds_per_iteration: mean wall time of one training step (forward, backward, update).
+        solver: the contact solver counts over training and validation (a dict).
+        solver_summary: the same as one line.
+        learned: the model's learned physical parameters after loading ``best_state``.
+    """
+
+    best_state: dict[str, Tensor]
+    train_loss: np.ndarray
+    val_loss: np.ndarray
+    best_epoch: int
+    skipped_steps: int
+    solver_errors: int
+    steps: int
+    seconds_per_iteration: float
+    solver: dict[str, Any]
+    solver_summary: str
+    learned: dict[str, Any]
+
+
+def _check_model(model: Any) -> nn.Module:
+    if not isinstance(model, nn.Module) or not callable(getattr(model, "rollout", None)):
+        raise TypeError(
+            f"model must be an nn.Module with rollout(x0, v0, n_steps), got {type(model).__name__}"
+        )
+    return model
+
+
+def _check_data(model: nn.Module, data: Any) -> TaskData:
+    if not isinstance(data, TaskData):
+        raise TypeError(f"data must be a TaskData, got {type(data).__name__}")
+    task = getattr(model, "task", None)
+    if isinstance(task, Task) and task.name != data.task:
+        raise ValueError(f"data is for task {data.task!r}, but the model is for {task.name!r}")
+    return data
+
+
+def _pairs(chunks: ChunkSet) -> tuple[Tensor, Tensor]:
+    """Consecutive 1-step pairs ``(n (L-1), 2, N)`` of the chunks."""
+    x = torch.stack([chunks.x[:, :-1], chunks.x[:, 1:]], 2).flatten(0, 1)
+    v = torch.stack([chunks.v[:, :-1], chunks.v[:, 1:]], 2).flatten(0, 1)
+    return x, v
+
+
+def _training_states(model: nn.Module, chunks: ChunkSet) -> tuple[Tensor, Tensor]:
+    return _pairs(chunks) if getattr(model, "one_step", False) else (chunks.x, chunks.v)
+
+
+def chunk_loss(model: nn.Module, x: Tensor, v: Tensor) -> Tensor:
+    """The L1 loss: mean ``|ẑ - z|`` over all states (the first one included, as in the
+    authors' code), coordinates, positions and velocities of the rollout from ``(x, v)[:, 0]``.
+
+    Args:
+        model: a model with ``rollout``.
+        x: ``(B, L, N)`` observed positions.
+        v: ``(B, L, N)`` observed velocities.
+    """
+    xs, vs = model.rollout(x[:, 0], v[:, 0], x.shape[1] - 1)
+    return 0.5 * ((xs - x).abs().mean() + (vs - v).abs().mean())
+
+
+def _mean_loss(model: nn.Module, x: Tensor, v: Tensor, batch_size: int) -> float:
+    """The loss over all of ``(x, v)`` in batches, without gradients (NaN if it fails)."""
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for lo in range(0, x.shape[0], batch_size):
+            xb, vb = x[lo : lo + batch_size], v[lo : lo + batch_size]
+            try:
+                loss = float(chunk_loss(model, xb, vb))
+            except ContactSolverError:
+                return math.nan
+            total += loss * xb.shape[0]
+            count += xb.shape[0]
+    return total / count if count else math.nan
+
+
+def _grads_finite(model: nn.Module) -> bool:
+    return all(bool(torch.isfinite(p.grad).all()) for p in model.parameters() if p.grad is not None)
+
+
+def _log_dict(log: SolverLog) -> dict[str, Any]:
+    return {
+        "fast_exact": log.fast_exact,
+        "fast_unpolished": log.fast_unpolished,
+        "fallbacks": log.fallbacks,
+        "reference": log.reference,
+        "lcp": log.lcp,
+        "problems": log.problems,
+        "contact_counts": dict(sorted(log.contact_counts.items())),
+    }
+
+
+def _learned(model: nn.Module) -> dict[str, Any]:
+    method = getattr(model, "learned_parameters", None)
+    return dict(method()) if callable(method) else {}
+
+
+def train(
+    model: nn.Module, data: TaskData, config: TrainConfig, progress: bool = False
+) -> TrainResult:
+    """Train ``model`` on ``data.train``, selecting the best state on ``data.val``.
+
+    Each epoch shuffles the training chunks (a generator seeded from ``config.seed`` and the
+    epoch), takes AdamW steps on minibatches of ``config.batch_size``, and computes the
+    validation loss; the state with the lowest validation loss is kept and loaded into the
+    model at the end. A step whose loss or gradient is not finite (or whose contact problem
+    raised :class:`~physid.contact.reference.ContactSolverError`) changes nothing and is
+    counted in ``skipped_steps``. The model's ``log`` (if any) is reset first, so the solver
+    counts are those of this training.
+
+    Raises:
+        ValueError: if there are no training or no validation chunks, or the data's task is
+            not the model's.
+    """
+    model = _check_model(model)
+    data = _check_data(model, data)
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    if len(data.train) == 0:
+        raise ValueError("data has no training chunks (n_train = 0)")
+    if len(data.val) == 0:
+        raise ValueError("data has no validation chunks (n_val = 0) to choose the best state on")
+    if hasattr(model, "log"):
+        model.log = SolverLog()
+    x_train, v_train = _training_states(model, data.train)
+    x_val, v_val = _training_states(model, data.val)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    n = x_train.shape[0]
+    train_loss = np.full(config.epochs, np.nan)
+    val_loss = np.full(config.epochs, np.nan)
+    best_state: dict[str, Tensor] | None = None
+    best_epoch, best_val = 0, math.inf
+    skipped = solver_errors = steps = 0
+    step_seconds = 0.0
+    bar = progress_bar(range(config.epochs), desc=f"training on {data.task}", disable=not progress)
+    for epoch in bar:
+        model.train()
+        generator = torch.Generator().manual_seed(config.seed * 100_003 + epoch)
+        order = torch.randperm(n, generator=generator).to(x_train.device)
+        losses, weights = [], []
+        for lo in range(0, n, config.batch_size):
+            index = order[lo : lo + config.batch_size]
+            start = time.perf_counter()
+            steps += 1
+            optimiser.zero_grad(set_to_none=True)
+            try:
+                loss = chunk_loss(model, x_train[index], v_train[index])
+            except ContactSolverError:
+                skipped += 1
+                solver_errors += 1
+                continue
+            if not bool(torch.isfinite(loss)):
+                skipped += 1
+                continue
+            loss.backward()
+            if not _grads_finite(model):
+                optimiser.zero_grad(set_to_none=True)
+                skipped += 1
+                continue
+            optimiser.step()
+            step_seconds += time.perf_counter() - start
+            losses.append(float(loss))
+            weights.append(len(index))
+        if losses:
+            train_loss[epoch] = float(np.average(losses, weights=weights))
+        model.eval()
+        val_loss[epoch] = _mean_loss(model, x_val, v_val, config.batch_size)
+        if math.isfinite(val_loss[epoch]) and val_loss[epoch] < best_val:
+            best_val, best_epoch = float(val_loss[epoch]), epoch + 1
+            best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
+        bar.set_postfix(train=f"{train_loss[epoch]:.3g}", val=f"{val_loss[epoch]:.3g}")
+    if best_state is None:  # no finite validation loss: keep the last state
+        best_state = copy.deepcopy(model.state_dict())
+    model.load_state_dict(best_state)
+    log = getattr(model, "log", SolverLog())
+    taken = steps - skipped
+    return TrainResult(
+        best_state=best_state,
+        train_loss=train_loss,
+        val_loss=val_loss,
+        best_epoch=best_epoch,
+        skipped_steps=skipped,
+        solver_errors=solver_errors,
+        steps=steps,
+        seconds_per_iteration=step_seconds / taken if taken else math.nan,
+        solver=_log_dict(log),
+        solver_summary=log.summary(),
+        learned=_learned(model),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Evaluation
+
+#: Predicted steps summed in the paper's "traj. rel. error" (Fig. 3).
+ERROR_STEPS = 5
+#: Predicted steps averaged in the long-horizon relative error (Fig. 4).
+LONG_STEPS = 50
+#: The longest evaluated rollout.
+EVAL_STEPS = 100
+
+
+def _mean_ci(values: np.ndarray) -> tuple[float, float]:
+    """Mean and the half-width of its 95% t-interval (inf if any value is)."""
+    n = len(values)
+    if n == 0:
+        return math.nan, math.nan
+    if not np.isfinite(values).all():
+        return math.inf, math.inf
+    mean = float(values.mean())
+    if n == 1:
+        return mean, math.nan
+    half = float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n))
+    return mean, half
+
+
+def evaluate(model: nn.Module, data: TaskData) -> dict[str, Any]:
+    """Errors and energies of ``model`` on the full test trajectories of ``data``.
+
+    The model rolls out from each test trajectory's first state over
+    ``min(100, T)`` steps (T = the trajectory's length, 20 for the rope). With ``z = (x, v)``
+    and ``r_t = ‖ẑ_t - z_t‖ / ‖z_t‖``:
+
+    * ``traj_rel_error``: the sum of r_t over the first 5 predicted steps (the paper's
+      "traj. rel. error", Fig. 3), mean over trajectories and ``..._ci`` the half-width of its
+      95% t-interval; ``traj_rel_errors`` per trajectory;
+    * ``rel_error_50``: the mean of r_t over the first 50 predicted steps (Fig. 4; all of
+      them on shorter trajectories), likewise;
+    * ``rel_error_t``: ``(T',)`` the mean of r_t over trajectories, per step (t = 0 … T');
+    * ``energy_pred`` and ``energy_true``: ``(n_test, T' + 1)`` the true system's energy
+      (:meth:`~physid.contact.system.ContactSystem.energy`) along the predicted and the true
+      trajectories;
+    * ``diverged``: trajectories whose rollout stopped being finite; their errors are inf
+      (so the means are inf), never dropped.
+
+    Everything is returned as plain floats and numpy arrays.
+    """
+    model = _check_model(model)
+    data = _check_data(model, data)
+    n_test, length = data.test_x.shape[:2]
+    if n_test == 0:
+        raise ValueError("data has no test trajectories (n_test = 0)")
+    steps = min(EVAL_STEPS, length - 1)
+    if steps < 1:
+        raise ValueError(f"the test trajectories have {length} state(s); at least 2 are needed")
+    task = getattr(model, "task", None)
+    system = task.system if isinstance(task, Task) else make_task(data.task).system
+    x_true, v_true = data.test_x[:, : steps + 1], data.test_v[:, : steps + 1]
+    model.eval()
+    with torch.no_grad():
+        xs, vs = model.rollout(x_true[:, 0], v_true[:, 0], steps)
+        z_hat = torch.cat([xs, vs], -1)
+        z = torch.cat([x_true, v_true], -1)
+        finite = torch.isfinite(z_hat).flatten(1).all(1)
+        rel = ((z_hat - z).norm(dim=-1) / z.norm(dim=-1)).cpu().numpy()
+        rel[~finite.cpu().numpy()] = np.inf
+        energy_pred = system.energy(xs.flatten(0, 1), vs.flatten(0, 1)).reshape(n_test, -1)
+        energy_true = system.energy(x_true.flatten(0, 1), v_true.flatten(0, 1))
+        energy_true = energy_true.reshape(n_test, -1)
+    per_traj = rel[:, 1 : ERROR_STEPS + 1].sum(1)
+    per_traj_50 = rel[:, 1 : LONG_STEPS + 1].mean(1)
+    mean, half = _mean_ci(per_traj)
+    mean50, half50 = _mean_ci(per_traj_50)
+    return {
+        "steps": steps,
+        "traj_rel_error": mean,
+        "traj_rel_error_ci": half,
+        "traj_rel_errors": per_traj,
+        "rel_error_50": mean50,
+        "rel_error_50_ci": half50,
+        "rel_errors_50": per_traj_50,
+        "rel_error_t": rel.mean(0),
+        "energy_pred": energy_pred.cpu().numpy(),
+        "energy_true": energy_true.cpu().numpy(),
+        "diverged": int((~finite).sum()),
+        "n_test": n_test,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Jobs
+
+#: Every key of a job and its default (``task`` and ``model`` have none).
+JOB_DEFAULTS: dict[str, Any] = {
+    "task": None,
+    "model": None,
+    "n_train": 800,
+    "n_val": 100,
+    "n_test": 100,
+    "data_seed": 0,
+    "data_model": "CM",
+    "noise": 0.0,
+    "model_seed": 0,
+    "learn_reg": False,
+    **{f.name: f.default for f in fields(TrainConfig)},
+}
+
+
+def make_job(**kwargs: Any) -> dict[str, Any]:
+    """A complete, validated job: :data:`JOB_DEFAULTS` updated by ``kwargs`` (plain data)."""
+    unknown = sorted(set(kwargs) - set(JOB_DEFAULTS))
+    if unknown:
+        raise ValueError(f"job has unknown keys {unknown}; known: {sorted(JOB_DEFAULTS)}")
+    job = {**JOB_DEFAULTS, **kwargs}
+    check_choice("task", job["task"], TASK_NAMES)
+    check_choice("model", job["model"], tuple(MODELS))
+    for key in ("n_train", "n_val"):
+        job[key] = check_count(key, job[key], minimum=1)
+    job["n_test"] = check_count("n_test", job["n_test"], minimum=0)
+    job["data_seed"] = check_seed("data_seed", job["data_seed"])
+    job["model_seed"] = check_seed("model_seed", job["model_seed"])
+    check_choice("data_model", job["data_model"], datasets.DATA_MODELS)
+    job["noise"] = check_nonnegative("noise", job["noise"])
+    if not isinstance(job["learn_reg"], bool):
+        raise TypeError(f"learn_reg must be True or False, got {job['learn_reg']!r}")
+    if job["learn_reg"] and job["model"] not in _LEARNABLE_REG:
+        raise ValueError(
+            f"learn_reg needs a CMr model ({', '.join(_LEARNABLE_REG)}), got {job['model']!r}"
+        )
+    config = _config(job)
+    job.update(asdict(config))
+    return job
+
+
+def _config(job: Mapping[str, Any]) -> TrainConfig:
+    return TrainConfig(**{f.name: job[f.name] for f in fields(TrainConfig)})
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return value.detach().cpu().numpy()
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def fit(job: Mapping[str, Any]) -> dict[str, Any]:
+    """Generate the data of ``job``, train its model, evaluate it; plain numbers and arrays.
+
+    ``job`` holds plain data (see :func:`make_job` and :data:`JOB_DEFAULTS`): ``task``,
+    ``model`` (a key of :data:`MODELS`), ``n_train``, ``n_val``, ``n_test``, ``data_seed``,
+    ``data_model`` (``"CM"`` or ``"LCP"``), ``noise`` (standard deviation of the observation
+    noise, seeded by ``data_seed + 2``), ``model_seed``, ``learn_reg`` (learn ε of a CMr
+    model, softplus-parametrised from 0.01) and the :class:`TrainConfig` fields.
+    The same job gives the same numbers (on the same machine and thread count), except the
+    timing ``seconds_per_iteration``.
+
+    Run many through :func:`physid.sweeps.run_jobs` as ``run_jobs(fit, [{"job": j}, …])``,
+    or cache them with :func:`fit_cached`.
+    """
+    if not isinstance(job, Mapping):
+        raise TypeError(f"job must be a dict of plain data, got {type(job).__name__}")
+    job = make_job(**job)
+    task = make_task(job["task"])
+    data = datasets.generate(
+        task,
+        job["n_train"],
+        job["n_val"],
+        job["n_test"],
+        job["data_seed"],
+        model=job["data_model"],
+    )
+    if job["noise"] > 0:
+        data = datasets.add_noise(data, job["noise"], seed=job["data_seed"] + 2)
+    if job["learn_reg"]:
+        model = _LEARNABLE_REG[job["model"]](task, "CMr", job["model_seed"], learn_reg=True)
+    else:
+        model = build(job["model"], task, job["model_seed"])
+    result = train(model, data, _config(job))
+    out: dict[str, Any] = {
+        "job": dict(job),
+        "train_loss": result.train_loss,
+        "val_loss": result.val_loss,
+        "best_epoch": result.best_epoch,
+        "skipped_steps": result.skipped_steps,
+        "solver_errors": result.solver_errors,
+        "steps": result.steps,
+        "seconds_per_iteration": result.seconds_per_iteration,
+        "solver": result.solver,
+        "solver_summary": result.solver_summary,
+        "learned": _plain(result.learned),
+        "train_collision_fraction": data.train.collision_fraction,
+        "trajectories_with_collision": data.trajectories_with_collision,
+        "state": _plain(result.best_state),
+    }
+    out["evaluation"] = evaluate(model, data) if job["n_test"] > 0 else None
+    return out
+
+
+@cached
+def _fit_versioned(job: dict[str, Any], version: str) -> dict[str, Any]:
+    """:func:`fit` keyed by the plain job and the code version (never by tensors)."""
+    del version  # part of the cache key only
+    return fit(job)
+
+
+def fit_cached(job: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`fit` through the disk cache (:func:`physid.sweeps.cached`), keyed by the
+    completed job and :func:`~physid.sweeps.code_version` of :mod:`physid.contact`."""
+    if not isinstance(job, Mapping):
+        raise TypeError(f"job must be a dict of plain data, got {type(job).__name__}")
+    return _fit_versioned(make_job(**job), code_version(physid.contact))
