@@ -21,17 +21,31 @@ How the measurement holds still (:func:`physid.contact.experiments.time_resoluti
 * speed-ups are ratios taken repeat by repeat; the table gives their median and spread, and
   the target is judged on the median.
 
-Target: at batch 200, at least 50 times faster than per-sample cvxpylayers on BP5.
+Targets: at batch 200, at least 50 times faster than per-sample cvxpylayers on BP5 and on the
+gyroscope's cone.
+
+The training-epoch row times one epoch of CM-CD-CLNN on BP5 (:func:`physid.contact.training.train`
+with ``epochs=1``: AdamW steps on every minibatch, then the validation loss), from the same
+freshly built model, against the same epoch with every contact problem solved by a CvxpyLayer
+built per call and per sample (the authors' pattern: ``reference.layers_built_per_call`` and a
+``ContactModel(solver="reference", batched_reference=False)`` put in the model's
+``contact_model`` by the benchmark, as the models have no option for it). Both epochs must agree:
+their training and validation losses are printed with their largest difference.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
+import warnings
 
+import numpy as np
 import torch
 
-from physid.bench import Target, write_report
+from physid.bench import Target, interleaved, ratio, write_report
+from physid.contact import datasets, reference, training
 from physid.contact import experiments as ex
+from physid.contact.model import ContactModel
 
 BATCHES = (1, 16, 64, 200, 256)
 GYRO_BATCHES = (1, 16, 200)
@@ -40,6 +54,69 @@ TARGET_SPEEDUP = 50.0
 REPEAT = 5
 #: Trajectories (train, validation, test) simulated to record the problems.
 DATA = (160, 20, 20)
+#: The training-epoch row: chunks (train, validation), minibatch, and its target.
+EPOCH_DATA = (128, 16)
+EPOCH_BATCH = 32
+EPOCH_TARGET = 30.0
+
+
+def epoch_timing(repeat: int) -> tuple[list[dict], Target]:
+    """One training epoch of CM-CD-CLNN on BP5, fast solver against per-call cvxpylayers."""
+    data = datasets.generate("BP5", *EPOCH_DATA, 0, seed=3)
+    config = training.TrainConfig(epochs=1, batch_size=EPOCH_BATCH)
+    results = {}
+
+    def fast() -> None:
+        model = training.build("CM-CD-CLNN", "BP5", 0)
+        results["fast"] = training.train(model, data, config)
+
+    def per_call() -> None:
+        model = training.build("CM-CD-CLNN", "BP5", 0)
+        model.contact_model = lambda: ContactModel(
+            variant=model.variant,
+            reg=model.contact.reg(),
+            solver="reference",
+            batched_reference=False,
+        )
+        with reference.layers_built_per_call():
+            results["per call"] = training.train(model, data, config)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        timings = interleaved({"fast": fast, "per call": per_call}, repeat=repeat)
+    a, b = results["fast"], results["per call"]
+    loss_gap = max(
+        float(np.abs(a.train_loss - b.train_loss).max()),
+        float(np.abs(a.val_loss - b.val_loss).max()),
+    )
+    print(
+        f"epoch losses: fast train {a.train_loss[0]:.12g} val {a.val_loss[0]:.12g}; per-call "
+        f"cvxpylayers train {b.train_loss[0]:.12g} val {b.val_loss[0]:.12g}; largest "
+        f"difference {loss_gap:.2g}; {a.solver_summary} / {b.solver_summary}"
+    )
+    speedup = ratio(timings["per call"], timings["fast"])
+    row = {
+        "problems": (
+            f"CM-CD-CLNN epochs, BP5, {EPOCH_DATA[0]} chunks (+{EPOCH_DATA[1]} val); "
+            "per sample = layer built per call"
+        ),
+        "batch": EPOCH_BATCH,
+        "fast (1/s)": 1 / timings["fast"].median,
+        "cvxpylayers batched (1/s)": float("nan"),
+        "cvxpylayers per sample (1/s)": 1 / timings["per call"].median,
+        "× per sample, median": speedup.median,
+        "× per sample, spread": speedup.spread,
+        "× batched, median": float("nan"),
+        "× batched, spread": "",
+    }
+    print(
+        f"epoch seconds: fast {timings['fast'].median:.3g} ({timings['fast'].spread}), "
+        f"per-call cvxpylayers {timings['per call'].median:.3g} ({timings['per call'].spread})"
+    )
+    target = Target.from_timing(
+        "fast-vs-per-call-cvxpylayers-training-epoch", speedup, target=EPOCH_TARGET, unit="x"
+    )
+    return [row], target
 
 
 def rows_for(label: str, timings: list[ex.BatchTiming]) -> list[dict]:
@@ -47,22 +124,34 @@ def rows_for(label: str, timings: list[ex.BatchTiming]) -> list[dict]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="only batch 200 of each task, and the epoch row"
+    )
+    args = parser.parse_args()
     torch.set_default_dtype(torch.float64)
     torch.set_num_threads(1)
     start = time.perf_counter()
+    batches = (TARGET_BATCH,) if args.quick else BATCHES
+    gyro_batches = (TARGET_BATCH,) if args.quick else GYRO_BATCHES
     runs = ex.run_tasks(DATA, seed=0, names=("BP5", "Gyro"))
-    bp5 = ex.time_resolutions(runs["BP5"], BATCHES, repeat=REPEAT, seed=1)
-    gyro = ex.time_resolutions(runs["Gyro"], GYRO_BATCHES, repeat=REPEAT, variant="CMr", seed=2)
+    bp5 = ex.time_resolutions(runs["BP5"], batches, repeat=REPEAT, seed=1)
+    gyro = ex.time_resolutions(runs["Gyro"], gyro_batches, repeat=REPEAT, variant="CMr", seed=2)
     rows = rows_for("BP5, planar, CM", bp5) + rows_for("Gyro, cone, CMr", gyro)
-    at = next(t for t in bp5 if t.batch == TARGET_BATCH)
-    targets = [
-        Target.from_timing(
-            f"fast-vs-per-sample-cvxpylayers-at-batch-{TARGET_BATCH}",
-            at.speedup("cvxpylayers, per sample"),
-            target=TARGET_SPEEDUP,
-            unit="x",
+    targets = []
+    for label, timings in (("", bp5), ("gyroscope-", gyro)):
+        at = next(t for t in timings if t.batch == TARGET_BATCH)
+        targets.append(
+            Target.from_timing(
+                f"{label}fast-vs-per-sample-cvxpylayers-at-batch-{TARGET_BATCH}",
+                at.speedup("cvxpylayers, per sample"),
+                target=TARGET_SPEEDUP,
+                unit="x",
+            )
         )
-    ]
+    epoch_rows, epoch_target = epoch_timing(REPEAT)
+    rows += epoch_rows
+    targets.append(epoch_target)
     write_report("contact", rows, targets)
     print(f"benchmark time: {time.perf_counter() - start:.0f} s")
 

@@ -12,6 +12,9 @@ Lagrangian and Hamiltonian Neural Networks with Differentiable Contact Models".
   :mod:`~physid.contact.rope`: the five systems; :mod:`~physid.contact.tasks`: the eight tasks;
 * :mod:`~physid.contact.integrate`: RK4, collision detection and impulses (Algorithm 1);
 * :mod:`~physid.contact.datasets`: data sets of trajectory chunks;
+* :mod:`~physid.contact.learned`: CLNN and CHNN with the contact model (learned potential,
+  masses, μ and e); :mod:`~physid.contact.baselines`: MLP-CD-CLNN, IN-CP-CLNN and IN-CP-SP;
+  :mod:`~physid.contact.training`: the model registry, training, evaluation and cached jobs;
 * :mod:`~physid.contact.experiments` and :mod:`~physid.contact.figures`: the chapter.
 """
 
@@ -20,9 +23,10 @@ from physid.contact.integrate import Rollout, simulate
 from physid.contact.lcp import LCPModel
 from physid.contact.model import ContactModel, ContactSpace, SolverLog, contact_frame
 from physid.contact.reference import ContactSolverError
-from physid.contact.tasks import TASK_NAMES, Task, make_task
+from physid.contact.tasks import ROPE_NODES, TASK_NAMES, Task, make_task, rope_task
 
 __all__ = [
+    "ROPE_NODES",
     "TASK_NAMES",
     "ContactModel",
     "ContactSolverError",
@@ -36,5 +40,6 @@ __all__ = [
     "contact_frame",
     "generate",
     "make_task",
+    "rope_task",
     "simulate",
 ]

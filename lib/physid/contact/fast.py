@@ -43,6 +43,7 @@ a gradient is needed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 from torch import Tensor
@@ -53,6 +54,12 @@ from physid.validate import check_count, check_positive, check_tensor
 #: the scaled ratio multiplier / slack of an active constraint, and the relative distance to a
 #: cone's boundary below which s and z count as on its surface (:func:`_classify`).
 _CLASSIFICATIONS = ((1.0, 1e-6), (1.0, 1e-4), (1.0, 1e-8), (1e-2, 1e-5), (1e2, 1e-5), (1.0, 1e-3))
+#: Interior-point iterations after which the polish is tried before the interior point has
+#: converged: a polish that verifies is the exact optimum whatever the iterate it started from,
+#: so the samples it solves stop there (most need about half the iterations of the tolerance).
+_EARLY_POLISH = (6, 9)
+#: The classifications tried at those early attempts.
+_EARLY_CLASSIFICATIONS = _CLASSIFICATIONS[:1]
 #: Largest condition number (1-norm) of a polish KKT matrix treated as nonsingular.
 _MAX_CONDITION = 1e11
 
@@ -79,13 +86,25 @@ class FastSolution:
 # Second-order cone algebra on the last dimension (x = (x0, x1)).
 
 
+@lru_cache(maxsize=16)
+def _signs(k: int, dtype: torch.dtype, device: torch.device) -> Tensor:
+    """The diagonal (1, -1, ..., -1) of J, cached (one tensor op fewer per use)."""
+    out = -torch.ones(k, dtype=dtype, device=device)
+    out[0] = 1.0
+    return out
+
+
+def _norm(x: Tensor) -> Tensor:
+    return torch.linalg.vector_norm(x, dim=-1)
+
+
 def _jdot(x: Tensor, y: Tensor) -> Tensor:
-    return x[..., 0] * y[..., 0] - (x[..., 1:] * y[..., 1:]).sum(-1)
+    return (x * y * _signs(x.shape[-1], x.dtype, x.device)).sum(-1)
 
 
 def _jnorm2(x: Tensor) -> Tensor:
     """xᵀJx = (x0 - ‖x1‖)(x0 + ‖x1‖), without the cancellation of x0² - ‖x1‖² at the surface."""
-    tail = x[..., 1:].norm(dim=-1)
+    tail = _norm(x[..., 1:])
     return (x[..., 0] - tail) * (x[..., 0] + tail)
 
 
@@ -106,7 +125,7 @@ def _jdiv(lam: Tensor, v: Tensor) -> Tensor:
 
 def _flip(x: Tensor) -> Tensor:
     """J x with J = diag(1, -1, ..., -1)."""
-    return torch.cat([x[..., :1], -x[..., 1:]], -1)
+    return x * _signs(x.shape[-1], x.dtype, x.device)
 
 
 def _cone_step(x: Tensor, dx: Tensor) -> Tensor:
@@ -148,7 +167,7 @@ class _Scaling:
     def q_inv_squared(self) -> Tensor:
         """W⁻² on the cones as (B, C, k, k) matrices."""
         k = self.vbar.shape[-1]
-        jmat = torch.diag(_flip(torch.ones(k, dtype=self.vbar.dtype, device=self.vbar.device)))
+        jmat = torch.diag(_signs(k, self.vbar.dtype, self.vbar.device))
         jv = _flip(self.vbar)
         w_inv = (2 * jv[..., :, None] * jv[..., None, :] - jmat) / self.beta[..., None, None]
         return w_inv @ w_inv
@@ -210,6 +229,7 @@ class _Problem:
     fixed: Tensor  # (B, C) bool: a frictional contact with μ = 0, so f_t = 0
     rows: Tensor  # (B, C, r, k) Γ
     h: Tensor  # (B, C, r)
+    dvec: Tensor  # (B, C, k) the diagonal of D_μ: (μ, 1, ..., 1), zero on fixed contacts
 
     @property
     def k(self) -> int:
@@ -221,12 +241,11 @@ class _Problem:
 
     def scale_mu(self, x: Tensor) -> Tensor:
         """D_μ x = (μ x_n, x_t) per contact, zero on the fixed contacts."""
-        out = torch.cat([self.mu[..., None] * x[..., :1], x[..., 1:]], -1)
-        return torch.where(self.fixed[..., None], torch.zeros_like(out), out)
+        return x * self.dvec
 
     def d_mu(self) -> Tensor:
         """D_μ as (B, C, k, k) diagonal matrices."""
-        return torch.diag_embed(self.scale_mu(torch.ones_like(self.c)))
+        return torch.diag_embed(self.dvec)
 
     def h_q(self) -> Tensor:
         return self.fixed[..., None] * _unit(self.k, self.c)
@@ -315,7 +334,9 @@ def _prepare(A: Tensor, c: Tensor, mu: Tensor, lb: Tensor, k: int, eliminate: bo
     else:
         rows = _unit(k, mu).expand(B, C, 1, k)
         h = lb[..., None]
-    return _Problem(A=A, c=c, mu=mu, lb=lb, fixed=fixed, rows=rows, h=h)
+    dvec = torch.cat([mu[..., None], torch.ones_like(c[..., 1:])], -1)
+    dvec = torch.where(fixed[..., None], torch.zeros_like(dvec), dvec)
+    return _Problem(A=A, c=c, mu=mu, lb=lb, fixed=fixed, rows=rows, h=h, dvec=dvec)
 
 
 def _shift(v_l: Tensor, v_q: Tensor | None) -> Tensor:
@@ -328,8 +349,27 @@ def _shift(v_l: Tensor, v_q: Tensor | None) -> Tensor:
     return torch.where(worst >= -1e-8 * scale, 1.0 + worst, torch.zeros_like(worst))
 
 
-def _interior_point(prob: _Problem, tol: float, max_iter: int):
-    """Mehrotra predictor-corrector with Nesterov-Todd scaling; no gradient."""
+@dataclass
+class _IPState:
+    """The iterates of :func:`_interior_point` between two of its runs (it can be resumed)."""
+
+    x: Tensor
+    s_l: Tensor
+    z_l: Tensor
+    s_q: Tensor | None
+    z_q: Tensor | None
+    converged: Tensor
+    stalled: Tensor
+    iterations: int = 0
+
+    @property
+    def finished(self) -> bool:
+        """Every sample converged or stalled."""
+        return bool((self.converged | self.stalled).all())
+
+
+def _interior_start(prob: _Problem) -> _IPState:
+    """CVXOPT's start: (A + GᵀG) x = -c + Gᵀh, s = h - G x and z = -s, shifted into the cones."""
     A, c = prob.A, prob.c
     B, C, k = c.shape
     e_n = _unit(k, c)
@@ -350,11 +390,28 @@ def _interior_point(prob: _Problem, tol: float, max_iter: int):
     if cone:
         s_q = s_q + shift_s[:, None, None] * e_n
         z_q = z_q + shift_z[:, None, None] * e_n
+    converged = torch.zeros(B, dtype=torch.bool, device=c.device)
+    return _IPState(x, s_l, z_l, s_q, z_q, converged, torch.zeros_like(converged))
+
+
+def _interior_point(
+    prob: _Problem, tol: float, max_iter: int, state: _IPState, done: Tensor | None = None
+) -> _IPState:
+    """Mehrotra predictor-corrector with Nesterov-Todd scaling from ``state``; no gradient.
+
+    Runs until every sample converged, stalled or is ``done`` (solved otherwise: those keep
+    their iterates), or until ``state.iterations`` reaches ``max_iter``; returns the new state.
+    """
+    c = prob.c
+    B, C, k = c.shape
+    e_n = _unit(k, c)
+    cone = prob.has_cone
+    x, s_l, z_l, s_q, z_q = state.x, state.s_l, state.z_l, state.s_q, state.z_q
+    stalled, iterations = state.stalled, state.iterations
+    done = torch.zeros_like(stalled) if done is None else done
     degree = s_l[0].numel() + (C if cone else 0)
     scale_c = 1.0 + c.abs().flatten(1).amax(-1)
-    converged = torch.zeros(B, dtype=torch.bool, device=c.device)
-    stalled = torch.zeros_like(converged)
-    iterations = 0
+    converged = state.converged
     while iterations < max_iter:
         r_x, r_l, r_q = prob.residuals(x, s_l, z_l, s_q, z_q)
         gap = (s_l * z_l).flatten(1).sum(-1)
@@ -368,7 +425,7 @@ def _interior_point(prob: _Problem, tol: float, max_iter: int):
             & (pres <= tol * scale_f)
             & (gap.abs() <= tol * scale_c * scale_f)
         )
-        if bool((converged | stalled).all()):
+        if bool((converged | stalled | done).all()):
             break
         iterations += 1
         scaling = _nt_scaling(s_l, z_l, s_q, z_q)
@@ -393,14 +450,14 @@ def _interior_point(prob: _Problem, tol: float, max_iter: int):
             new += [s_q + alpha * ds_q, z_q + alpha * dz_q]
         # A sample stops where it converged or where rounding would leave the interior.
         stalled |= ~_interior(*new)
-        keep = (converged | stalled)[:, None, None]
+        keep = (converged | stalled | done)[:, None, None]
         x, s_l, z_l = (
             torch.where(keep, old, upd) for old, upd in zip((x, s_l, z_l), new[:3], strict=True)
         )
         if cone:
             s_q = torch.where(keep, s_q, new[3])
             z_q = torch.where(keep, z_q, new[4])
-    return x, s_l, z_l, s_q, z_q, converged, iterations
+    return _IPState(x, s_l, z_l, s_q, z_q, converged, stalled, iterations)
 
 
 def _interior(x, s_l, z_l, s_q=None, z_q=None) -> Tensor:
@@ -724,21 +781,34 @@ def solve(
         args = (A_s.detach(), c.detach(), mu.detach(), lb_s.detach(), k)
         full0 = _prepare(*args, eliminate=False)
         reduced = _prepare(*args, eliminate=True)
-        x, s_l, z_l, s_q, z_q, converged, iterations = _interior_point(reduced, tol, max_iter)
+        state = _interior_start(reduced)
         ok = act = y = J_inv = None
-        for setting in _CLASSIFICATIONS:
-            act_try = _classify(reduced, full0, x, s_l, z_l, s_q, z_q, *setting)
-            y_try, J_inv_try, good = _polish(full0, act_try, x, z_l, z_q, newton_steps)
-            if ok is None:
-                ok, act, y, J_inv = good, act_try, y_try, J_inv_try
-            else:
-                take = good & ~ok
-                act = _merge(act, act_try, take)
-                y = torch.where(take[:, None], y_try, y)
-                J_inv = torch.where(take[:, None, None], J_inv_try, J_inv)
-                ok = ok | good
-            if bool(ok.all()):
+        for budget in (*_EARLY_POLISH, max_iter):
+            budget = min(budget, max_iter)
+            state = _interior_point(reduced, tol, budget, state, done=ok)
+            # Final: the iteration limit, or every sample converged, stalled or verified.
+            final = budget >= max_iter or state.iterations < budget
+            x, s_l, z_l, s_q, z_q = state.x, state.s_l, state.z_l, state.s_q, state.z_q
+            for setting in _CLASSIFICATIONS if final else _EARLY_CLASSIFICATIONS:
+                act_try = _classify(reduced, full0, x, s_l, z_l, s_q, z_q, *setting)
+                y_try, J_inv_try, good = _polish(full0, act_try, x, z_l, z_q, newton_steps)
+                if not final:
+                    # At μ = 0 the derivative in μ follows the direction of the tangential
+                    # reaction at the interior point, which only the converged one pins down.
+                    good = good & ~full0.fixed.any(-1)
+                if ok is None:
+                    ok, act, y, J_inv = good, act_try, y_try, J_inv_try
+                else:
+                    take = good & ~ok
+                    act = _merge(act, act_try, take)
+                    y = torch.where(take[:, None], y_try, y)
+                    J_inv = torch.where(take[:, None, None], J_inv_try, J_inv)
+                    ok = ok | good
+                if bool(ok.all()):
+                    break
+            if final or bool(ok.all()):
                 break
+        converged, iterations = state.converged | ok, state.iterations
         J_inv = torch.where(ok[:, None, None], J_inv, torch.zeros_like(J_inv))
         y = torch.where(ok[:, None], y, torch.zeros_like(y))
     # The differentiable Newton step: same value, implicit-function-theorem gradient.

@@ -39,7 +39,7 @@ from physid.contact.datasets import ChunkSet, TaskData
 from physid.contact.learned import ContactCHNN, ContactCLNN
 from physid.contact.model import SolverLog
 from physid.contact.reference import ContactSolverError
-from physid.contact.tasks import TASK_NAMES, Task, make_task
+from physid.contact.tasks import Task, make_task
 from physid.progress import progress as progress_bar
 from physid.sweeps import cached, code_version
 from physid.validate import (
@@ -60,7 +60,9 @@ __all__ = [
     "evaluate",
     "fit",
     "fit_cached",
+    "job_data",
     "make_job",
+    "restore",
     "train",
 ]
 
@@ -117,7 +119,8 @@ class TrainConfig:
 
     Attributes:
         epochs: passes over the training chunks (the authors ran 1000).
-        batch_size: chunks per minibatch.
+        batch_size: chunks per minibatch (a one-step model takes those chunks' consecutive
+            pairs, so every model takes the same number of steps per epoch).
         lr: AdamW learning rate.
         weight_decay: AdamW weight decay.
         seed: seed of the minibatch shuffling.
@@ -276,6 +279,9 @@ def train(
         model.log = SolverLog()
     x_train, v_train = _training_states(model, data.train)
     x_val, v_val = _training_states(model, data.val)
+    # A minibatch holds the same number of chunks for every model: a one-step model takes
+    # their consecutive pairs, so that all models take the same number of steps per epoch.
+    batch = config.batch_size * (x_train.shape[0] // len(data.train))
     params = [p for p in model.parameters() if p.requires_grad]
     optimiser = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     n = x_train.shape[0]
@@ -291,8 +297,8 @@ def train(
         generator = torch.Generator().manual_seed(config.seed * 100_003 + epoch)
         order = torch.randperm(n, generator=generator).to(x_train.device)
         losses, weights = [], []
-        for lo in range(0, n, config.batch_size):
-            index = order[lo : lo + config.batch_size]
+        for lo in range(0, n, batch):
+            index = order[lo : lo + batch]
             start = time.perf_counter()
             steps += 1
             optimiser.zero_grad(set_to_none=True)
@@ -312,12 +318,12 @@ def train(
                 continue
             optimiser.step()
             step_seconds += time.perf_counter() - start
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
             weights.append(len(index))
         if losses:
             train_loss[epoch] = float(np.average(losses, weights=weights))
         model.eval()
-        val_loss[epoch] = _mean_loss(model, x_val, v_val, config.batch_size)
+        val_loss[epoch] = _mean_loss(model, x_val, v_val, batch)
         if math.isfinite(val_loss[epoch]) and val_loss[epoch] < best_val:
             best_val, best_epoch = float(val_loss[epoch]), epoch + 1
             best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
@@ -455,7 +461,9 @@ def make_job(**kwargs: Any) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"job has unknown keys {unknown}; known: {sorted(JOB_DEFAULTS)}")
     job = {**JOB_DEFAULTS, **kwargs}
-    check_choice("task", job["task"], TASK_NAMES)
+    if not isinstance(job["task"], str):
+        raise TypeError(f"task must be a task name, got {job['task']!r}")
+    make_task(job["task"])  # a name of TASK_NAMES or "Rope<n>"
     check_choice("model", job["model"], tuple(MODELS))
     for key in ("n_train", "n_val"):
         job[key] = check_count(key, job[key], minimum=1)
@@ -505,20 +513,9 @@ def fit(job: Mapping[str, Any]) -> dict[str, Any]:
         raise TypeError(f"job must be a dict of plain data, got {type(job).__name__}")
     job = make_job(**job)
     task = make_task(job["task"])
-    data = datasets.generate(
-        task,
-        job["n_train"],
-        job["n_val"],
-        job["n_test"],
-        job["data_seed"],
-        model=job["data_model"],
-    )
-    if job["noise"] > 0:
-        data = datasets.add_noise(data, job["noise"], seed=job["data_seed"] + 2)
-    if job["learn_reg"]:
-        model = _LEARNABLE_REG[job["model"]](task, "CMr", job["model_seed"], learn_reg=True)
-    else:
-        model = build(job["model"], task, job["model_seed"])
+    keys = ("task", "n_train", "n_val", "n_test", "data_seed", "data_model", "noise")
+    data = job_data(**{k: job[k] for k in keys})
+    model = _job_model(job, task)
     result = train(model, data, _config(job))
     out: dict[str, Any] = {
         "job": dict(job),
@@ -540,6 +537,41 @@ def fit(job: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def job_data(
+    task: str,
+    n_train: int,
+    n_val: int,
+    n_test: int,
+    data_seed: int,
+    data_model: str = "CM",
+    noise: float = 0.0,
+) -> datasets.TaskData:
+    """The data set of a job (:func:`physid.contact.datasets.generate`, then Gaussian noise of
+    standard deviation ``noise`` seeded by ``data_seed + 2``), cached on disk by these plain
+    arguments and the code version, so the models of one task share one simulation."""
+    return _data_versioned(
+        task, n_train, n_val, n_test, data_seed, data_model, noise, code_version(physid.contact)
+    )
+
+
+@cached
+def _data_versioned(
+    task: str,
+    n_train: int,
+    n_val: int,
+    n_test: int,
+    data_seed: int,
+    data_model: str,
+    noise: float,
+    version: str,
+) -> datasets.TaskData:
+    del version  # part of the cache key only
+    data = datasets.generate(make_task(task), n_train, n_val, n_test, data_seed, model=data_model)
+    if noise > 0:
+        data = datasets.add_noise(data, noise, seed=data_seed + 2)
+    return data
+
+
 @cached
 def _fit_versioned(job: dict[str, Any], version: str) -> dict[str, Any]:
     """:func:`fit` keyed by the plain job and the code version (never by tensors)."""
@@ -553,3 +585,23 @@ def fit_cached(job: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(job, Mapping):
         raise TypeError(f"job must be a dict of plain data, got {type(job).__name__}")
     return _fit_versioned(make_job(**job), code_version(physid.contact))
+
+
+def _job_model(job: Mapping[str, Any], task: Task) -> nn.Module:
+    """The untrained model of a completed job."""
+    if job["learn_reg"]:
+        return _LEARNABLE_REG[job["model"]](task, "CMr", job["model_seed"], learn_reg=True)
+    return build(job["model"], task, job["model_seed"])
+
+
+def restore(result: Mapping[str, Any]) -> nn.Module:
+    """The trained model of a :func:`fit` result: built from its job and loaded with its best
+    state, ready for :meth:`rollout`."""
+    if not isinstance(result, Mapping) or "job" not in result or "state" not in result:
+        raise ValueError("result must be a fit() result with 'job' and 'state'")
+    job = make_job(**result["job"])
+    model = _job_model(job, make_task(job["task"]))
+    state = {k: torch.as_tensor(np.asarray(v)) for k, v in result["state"].items()}
+    model.load_state_dict(state)
+    model.eval()
+    return model
