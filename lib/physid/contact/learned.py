@@ -101,7 +101,8 @@ class MassModel(nn.Module):
     inertia in the dynamics (``Minv_op``: block (1/m)𝟙𝟙ᵀ + diag(0, 1/I)) but as a moment *per
     unit mass* in the contact model (``Minv``: block (1/m)(𝟙𝟙ᵀ + diag(0, 1/I))); the two agree
     only at m = 1, which is why their learned BD5 mass ratios were not recovered (the ratios
-    their published notebook prints for their Appendix I). Point-mass tasks (BP, CP, Rope) were not affected.
+    their published notebook prints for their Appendix I). Point-mass tasks (BP, CP, Rope)
+    were not affected.
 
     The equality constraints (rigid frames, the gyroscope's pivot joint, pendulum links) are
     known and not learned; the gyroscope learns one mass and three moments.
