@@ -160,6 +160,7 @@ class InteractionNetwork(nn.Module):
         self.object = mlp([object_in] + [OBJECT_HIDDEN] * 2 + [self.per_body], generator)
 
     def forward(self, x: Tensor, v: Tensor) -> Tensor:
+        """The per-coordinate output ``(B, N)`` for positions and velocities ``(B, N)``."""
         B = x.shape[0]
         xb = x.reshape(B, self.n_bodies, self.per_body)
         vb = v.reshape(B, self.n_bodies, self.per_body)

@@ -263,9 +263,9 @@ def contact_bucket(counts: Tensor) -> Tensor:
     """The padded contact count of each sample: exact up to 8, then 4 sizes per octave.
 
     Samples with different numbers of simultaneous contacts are resolved together when they
-    share a bucket, padded with dummy contacts (:func:`_padded_space`), so the 200-node rope,
-    with up to 296 contacts, is resolved in a few batched groups instead of one per count. The
-    padding costs at most a quarter more contact rows.
+    share a bucket, padded with dummy contacts (each with a unit block of its own), so the
+    200-node rope, with up to 296 contacts, is resolved in a few batched groups instead of one
+    per count. The padding costs at most a quarter more contact rows.
     """
     counts = counts.to(torch.int64)
     bits = torch.floor(torch.log2((counts - 1).clamp_min(1).double())).to(torch.int64) + 1

@@ -83,8 +83,8 @@ def _model_order(names: Iterable[str]) -> list[str]:
 
 
 def _task_order(names: Iterable[str]) -> list[str]:
-    """The tasks of ``names`` in :data:`TASK_NAMES` order, then any others (``Rope50``, …) in
-    the order they first appear."""
+    """The tasks of ``names`` in :data:`~physid.contact.tasks.TASK_NAMES` order, then any
+    others (``Rope50``, …) in the order they first appear."""
     names = list(dict.fromkeys(names))
     return [t for t in TASK_NAMES if t in names] + [t for t in names if t not in TASK_NAMES]
 
@@ -176,8 +176,9 @@ def _task(name: str) -> Task:
 def error_bars(results: Sequence[Mapping[str, Any]], key: str = "traj_rel_error") -> Figure:
     """Fig. 3 (``key="traj_rel_error"``, the sum of relative errors ‖ẑ_t − z_t‖ / ‖z_t‖ over
     the first 5 predicted steps) and Fig. 4 (``key="rel_error_50"``, their mean over 50
-    steps) of the paper: one group of bars per task (in :data:`TASK_NAMES` order, only the
-    tasks present), one bar per model present, on a log axis, with the 95% interval of the mean
+    steps) of the paper: one group of bars per task (in
+    :data:`~physid.contact.tasks.TASK_NAMES` order, only the tasks present), one bar per model
+    present, on a log axis, with the 95% interval of the mean
     over test trajectories (``<key>_ci``) as error bars (clipped at the axis's bottom).
 
     ``results`` holds one :func:`~physid.contact.training.fit` result per (task, model). An

@@ -596,7 +596,7 @@ def _job_model(job: Mapping[str, Any], task: Task) -> nn.Module:
 
 def restore(result: Mapping[str, Any]) -> nn.Module:
     """The trained model of a :func:`fit` result: built from its job and loaded with its best
-    state, ready for :meth:`rollout`."""
+    state, ready for its ``rollout``."""
     if not isinstance(result, Mapping) or "job" not in result or "state" not in result:
         raise ValueError("result must be a fit() result with 'job' and 'state'")
     job = make_job(**result["job"])
