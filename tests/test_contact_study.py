@@ -37,6 +37,7 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
     assert (paper.n_train, paper.n_val, paper.n_test) == (800, 100, 100)
     assert (paper.epochs, paper.batch_size, paper.lr) == (1000, 200, 1e-3)
     assert paper.rope == "Rope" and set(paper.models) == set(training.MODELS)
+    assert paper.device == "auto" and study.sizes("default").device == "cpu"
 
 
 @pytest.mark.parametrize(
@@ -49,6 +50,7 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
         ({"efficiency_sizes": (1,)}, "efficiency_sizes"),
         ({"noise_levels": ()}, "noise_levels"),
         ({"rope": "Rope1"}, "n_nodes"),
+        ({"device": "tpu"}, "device"),
     ],
 )
 def test_bad_sizes_are_refused_by_name(changes, name):
@@ -134,3 +136,5 @@ def test_loglog_slope_and_iteration_timing():
     assert len(timing.samples) == 2 and timing.median > 0
     with pytest.raises(ValueError, match="nodes"):
         study.iteration_seconds(1, batch=2, repeats=2)
+    with pytest.raises(ValueError, match="device"):
+        study.iteration_seconds(8, batch=2, repeats=2, device="gpu")

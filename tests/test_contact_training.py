@@ -143,6 +143,19 @@ def test_bad_input_raises_naming_the_argument(bp5):
     with pytest.raises(ValueError, match="learn_reg"):
         tr.make_job(task="BP5", model="CM-CD-CLNN", learn_reg=True)
     assert tr.make_job(task="BP5", model="CMr-CD-CHNN", learn_reg=True)["learn_reg"]
+    with pytest.raises(ValueError, match="device"):
+        tr.make_job(task="BP5", model="CM-CD-CLNN", device="gpu")
+    assert tr.make_job(task="BP5", model="CM-CD-CLNN")["device"] == "cpu"
+
+
+def test_data_and_models_follow_the_task_device(bp5):
+    task, data = bp5
+    moved = data.to("cpu")
+    assert torch.equal(moved.train.x, data.train.x) and torch.equal(moved.test_v, data.test_v)
+    assert len(moved.val) == len(data.val) and moved.task == data.task
+    for name in tr.MODELS:
+        devices = {p.device for p in tr.build(name, task, 0).parameters()}
+        assert devices == {task.system.device}, name
 
 
 def _same(a, b, path="result"):

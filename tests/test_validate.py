@@ -7,6 +7,7 @@ from physid.validate import (
     check_choice,
     check_choices,
     check_count,
+    check_device,
     check_in_range,
     check_nonnegative,
     check_number,
@@ -89,6 +90,21 @@ def test_choice():
     assert check_choice("kind", "a", ("a", "b")) == "a"
     with pytest.raises(ValueError, match="kind must be one of 'a', 'b'; got 'c'"):
         check_choice("kind", "c", ("a", "b"))
+
+
+def test_device():
+    assert check_device("device", "cpu") == "cpu"
+    assert check_device("device", torch.device("cpu")) == "cpu"
+    assert check_device("device", "auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="device must name a torch device, got 'gpu'"):
+        check_device("device", "gpu")
+    with pytest.raises(ValueError, match="device must be a CPU or CUDA device, got 'meta'"):
+        check_device("device", "meta")
+    with pytest.raises(TypeError, match="device must be a device name"):
+        check_device("device", 0)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device is 'cuda', but torch sees no GPU"):
+            check_device("device", "cuda")
 
 
 def test_choices():

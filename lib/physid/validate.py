@@ -23,6 +23,7 @@ __all__ = [
     "check_choice",
     "check_choices",
     "check_count",
+    "check_device",
     "check_in_range",
     "check_nonnegative",
     "check_number",
@@ -130,6 +131,24 @@ def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
         options = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
     return value
+
+
+def check_device(name: str, value: Any) -> str:
+    """``value`` as the name of a torch device this machine has (``"cpu"``, ``"cuda"``,
+    ``"cuda:1"``, …); ``"auto"`` is the first GPU when torch sees one, else the CPU."""
+    if value == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if not isinstance(value, str | torch.device):
+        raise TypeError(f"{name} must be a device name or a torch.device, got {value!r}")
+    try:
+        device = torch.device(value)
+    except RuntimeError as error:
+        raise ValueError(f"{name} must name a torch device, got {value!r}") from error
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{name} is {value!r}, but torch sees no GPU on this machine")
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"{name} must be a CPU or CUDA device, got {value!r}")
+    return str(device)
 
 
 def check_choices(name: str, values: Any, choices: Sequence[Any]) -> tuple[Any, ...]:

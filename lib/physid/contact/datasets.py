@@ -57,6 +57,10 @@ class ChunkSet:
     def collision_fraction(self) -> float:
         return float(self.collision.double().mean()) if len(self) else math.nan
 
+    def to(self, device: torch.device | str) -> ChunkSet:
+        """The chunks with their tensors on ``device``."""
+        return ChunkSet(*(t.to(device) for t in (self.x, self.v, self.collision, self.start)))
+
 
 @dataclass(frozen=True)
 class TaskData:
@@ -87,6 +91,17 @@ class TaskData:
     test_v: Tensor
     trajectories_with_collision: float
     log: SolverLog
+
+    def to(self, device: torch.device | str) -> TaskData:
+        """The data with every tensor on ``device``."""
+        return replace(
+            self,
+            train=self.train.to(device),
+            val=self.val.to(device),
+            test=self.test.to(device),
+            test_x=self.test_x.to(device),
+            test_v=self.test_v.to(device),
+        )
 
 
 def select_chunks(

@@ -446,6 +446,7 @@ class _ContactNetwork(nn.Module):
         self.potential = Potential(task.system.n_coords, generator=generator)
         self.contact = ContactParameters(task, generator, reg=reg, learn_reg=learn_reg)
         self.log = SolverLog()
+        self.to(task.system.device)  # the potential's layers are made on the CPU
 
     def contact_model(self) -> ContactModel:
         """The contact model with the current ε."""

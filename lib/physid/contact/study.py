@@ -24,7 +24,7 @@ from physid.contact import datasets, training
 from physid.contact.tasks import ROPE_SCALING_NODES, TASK_NAMES, make_task
 from physid.scales import check_sizes, expect_sizes, select
 from physid.sweeps import run_jobs
-from physid.validate import check_count, check_positive, check_seed
+from physid.validate import check_count, check_device, check_positive, check_seed
 
 __all__ = [
     "AUTHORS_BD5_RATIOS",
@@ -151,6 +151,8 @@ class LearnSizes:
         scaling_batch: chunks per timed iteration in Table 3.
         scaling_repeats: timed iterations per rope size (the median is reported).
         n_jobs: training runs in parallel (joblib processes, one thread each), or -1.
+        device: where the models train and Table 3 is timed: ``"cpu"``, ``"cuda"``, or
+            ``"auto"`` (the GPU when torch sees one, else the CPU).
     """
 
     n_train: int
@@ -171,11 +173,13 @@ class LearnSizes:
     scaling_batch: int
     scaling_repeats: int
     n_jobs: int
+    device: str
 
     def __post_init__(self) -> None:
         tuples = ("tasks", "models", "efficiency_sizes", "efficiency_models", "lcp_tasks")
         tuples += ("noise_tasks", "noise_levels", "scaling_nodes")
-        check_sizes(self, skip=("lr", "rope") + tuples)
+        check_sizes(self, skip=("lr", "rope", "device") + tuples)
+        check_device("device", self.device)
         object.__setattr__(self, "lr", check_positive("lr", self.lr))
         for name in tuples:
             if not isinstance(getattr(self, name), tuple) or not getattr(self, name):
@@ -221,6 +225,7 @@ SIZES: dict[str, LearnSizes] = {
         scaling_batch=4,
         scaling_repeats=5,
         n_jobs=1,
+        device="cpu",
     ),
     "default": LearnSizes(
         n_train=100,
@@ -241,6 +246,7 @@ SIZES: dict[str, LearnSizes] = {
         scaling_batch=8,
         scaling_repeats=5,
         n_jobs=2,
+        device="cpu",
     ),
     "paper": LearnSizes(
         n_train=800,
@@ -261,6 +267,7 @@ SIZES: dict[str, LearnSizes] = {
         scaling_batch=200,
         scaling_repeats=5,
         n_jobs=-1,
+        device="auto",
     ),
 }
 
@@ -287,6 +294,7 @@ def _job(s: LearnSizes, task: str, model: str, seed: int, **changes: Any) -> dic
         "batch_size": s.batch_size,
         "lr": s.lr,
         "seed": seed,
+        "device": s.device,
     }
     fields.update(changes)
     return training.make_job(**fields)
@@ -477,15 +485,23 @@ def efficiency_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
 
 
 def iteration_seconds(
-    nodes: int, batch: int, repeats: int, model: str = "CM-CD-CLNN", seed: int = 0
+    nodes: int,
+    batch: int,
+    repeats: int,
+    model: str = "CM-CD-CLNN",
+    seed: int = 0,
+    device: str = "cpu",
 ) -> Timing:
     """Wall time of training iterations (forward, backward, AdamW step) of ``model`` on
-    ``batch`` chunks of the ``nodes``-node rope, ``repeats`` times after one warm-up."""
+    ``batch`` chunks of the ``nodes``-node rope on ``device``, ``repeats`` times after one
+    warm-up (a GPU is synchronised before each clock reading)."""
     nodes = check_count("nodes", nodes, minimum=2)
     batch = check_count("batch", batch)
     repeats = check_count("repeats", repeats)
-    task = make_task(f"Rope{nodes}")
-    data = datasets.generate(task, batch, 0, 0, seed=check_seed("seed", seed))
+    device = check_device("device", device)
+    seed = check_seed("seed", seed)
+    task = make_task(f"Rope{nodes}", device=device)
+    data = datasets.generate(make_task(f"Rope{nodes}"), batch, 0, 0, seed=seed).to(device)
     net = training.build(model, task, seed)
     optimiser = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
 
@@ -494,11 +510,17 @@ def iteration_seconds(
         training.chunk_loss(net, data.train.x, data.train.v).backward()
         optimiser.step()
 
+    def synchronise() -> None:
+        if device.startswith("cuda"):
+            torch.cuda.synchronize(device)
+
     step()
     samples = []
     for _ in range(repeats):
+        synchronise()
         start = time.perf_counter()
         step()
+        synchronise()
         samples.append(time.perf_counter() - start)
     return Timing(np.asarray(samples))
 

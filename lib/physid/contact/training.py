@@ -45,6 +45,7 @@ from physid.sweeps import cached, code_version
 from physid.validate import (
     check_choice,
     check_count,
+    check_device,
     check_nonnegative,
     check_positive,
     check_seed,
@@ -451,6 +452,7 @@ JOB_DEFAULTS: dict[str, Any] = {
     "noise": 0.0,
     "model_seed": 0,
     "learn_reg": False,
+    "device": "cpu",
     **{f.name: f.default for f in fields(TrainConfig)},
 }
 
@@ -472,6 +474,7 @@ def make_job(**kwargs: Any) -> dict[str, Any]:
     job["model_seed"] = check_seed("model_seed", job["model_seed"])
     check_choice("data_model", job["data_model"], datasets.DATA_MODELS)
     job["noise"] = check_nonnegative("noise", job["noise"])
+    job["device"] = check_device("device", job["device"])
     if not isinstance(job["learn_reg"], bool):
         raise TypeError(f"learn_reg must be True or False, got {job['learn_reg']!r}")
     if job["learn_reg"] and job["model"] not in _LEARNABLE_REG:
@@ -502,7 +505,9 @@ def fit(job: Mapping[str, Any]) -> dict[str, Any]:
     ``model`` (a key of :data:`MODELS`), ``n_train``, ``n_val``, ``n_test``, ``data_seed``,
     ``data_model`` (``"CM"`` or ``"LCP"``), ``noise`` (standard deviation of the observation
     noise, seeded by ``data_seed + 2``), ``model_seed``, ``learn_reg`` (learn ε of a CMr
-    model, softplus-parametrised from 0.01) and the :class:`TrainConfig` fields.
+    model, softplus-parametrised from 0.01), ``device`` (where the model trains: ``"cpu"``,
+    ``"cuda"``, or ``"auto"``, the GPU when torch sees one; the data are generated on the CPU
+    and moved there) and the :class:`TrainConfig` fields.
     The same job gives the same numbers (on the same machine and thread count), except the
     timing ``seconds_per_iteration``.
 
@@ -512,9 +517,9 @@ def fit(job: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(job, Mapping):
         raise TypeError(f"job must be a dict of plain data, got {type(job).__name__}")
     job = make_job(**job)
-    task = make_task(job["task"])
+    task = make_task(job["task"], device=job["device"])
     keys = ("task", "n_train", "n_val", "n_test", "data_seed", "data_model", "noise")
-    data = job_data(**{k: job[k] for k in keys})
+    data = job_data(**{k: job[k] for k in keys}).to(job["device"])
     model = _job_model(job, task)
     result = train(model, data, _config(job))
     out: dict[str, Any] = {
@@ -596,10 +601,10 @@ def _job_model(job: Mapping[str, Any], task: Task) -> nn.Module:
 
 def restore(result: Mapping[str, Any]) -> nn.Module:
     """The trained model of a :func:`fit` result: built from its job and loaded with its best
-    state, ready for its ``rollout``."""
+    state, ready for its ``rollout``, on the CPU wherever it was trained."""
     if not isinstance(result, Mapping) or "job" not in result or "state" not in result:
         raise ValueError("result must be a fit() result with 'job' and 'state'")
-    job = make_job(**result["job"])
+    job = make_job(**{**result["job"], "device": "cpu"})
     model = _job_model(job, make_task(job["task"]))
     state = {k: torch.as_tensor(np.asarray(v)) for k, v in result["state"].items()}
     model.load_state_dict(state)
