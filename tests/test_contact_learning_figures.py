@@ -174,6 +174,20 @@ def test_energy_figure_starts_at_one_and_names_what_is_missing(results):
     assert drifted[-1] == pytest.approx(1.0 + 0.01 * 10 * 3)
 
 
+def test_energy_figure_keeps_its_range_when_a_mean_blows_up():
+    calm = _result("CP3-e", "CM-CD-CLNN")
+    blown = _result("CP3-e", "IN-CP-SP")
+    blown["evaluation"]["energy_pred"][0, 6:] = 1e250  # finite, so it stays in the mean
+    fig = lf.energy_figure([calm, blown], tasks=("CP3-e",))
+    (ax,) = fig.axes
+    low, high = ax.get_ylim()
+    assert low == pytest.approx(-0.1) and high == pytest.approx(2.1)
+    dt = make_task("CP3-e").dt
+    note = f"CP3-e, IN-CP-SP: off the axis from t = {6 * dt:.2f} s (reaches "
+    assert any(note in t for t in _texts(fig))
+    assert not any("CM-CD-CLNN: off the axis" in t for t in _texts(fig))
+
+
 def test_energy_figure_with_an_initial_energy_near_zero_shows_the_change():
     result = _result("CP3-e", "CM-CD-CLNN", energy=-0.5)
     fig = lf.energy_figure([result], tasks=("CP3-e",))

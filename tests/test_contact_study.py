@@ -132,9 +132,14 @@ def test_loglog_slope_and_iteration_timing():
     assert study.loglog_slope([10, 100], [1, 100]) == pytest.approx(2.0)
     with pytest.raises(ValueError, match="positive"):
         study.loglog_slope([1, 2], [0, 1])
-    timing = study.iteration_seconds(8, batch=2, repeats=2)
-    assert len(timing.samples) == 2 and timing.median > 0
+    timings = study.iteration_seconds((8, 16), batch=2, repeats=5)
+    assert list(timings) == [8, 16]
+    assert all(len(t.samples) == 5 and t.median > 0 for t in timings.values())
     with pytest.raises(ValueError, match="nodes"):
-        study.iteration_seconds(1, batch=2, repeats=2)
+        study.iteration_seconds((1, 8), batch=2, repeats=5)
+    with pytest.raises(ValueError, match="nodes"):
+        study.iteration_seconds(8, batch=2, repeats=5)
+    with pytest.raises(ValueError, match="repeat"):
+        study.iteration_seconds((8,), batch=2, repeats=2)
     with pytest.raises(ValueError, match="device"):
-        study.iteration_seconds(8, batch=2, repeats=2, device="gpu")
+        study.iteration_seconds((8,), batch=2, repeats=5, device="gpu")

@@ -237,6 +237,11 @@ def error_bars(results: Sequence[Mapping[str, Any]], key: str = "traj_rel_error"
 # -- Fig. 5: energy along the predicted trajectories ------------------------------------------
 
 
+#: The range of Ē(t) / Ē(0) an energy panel shows: a model whose mean leaves it (a blow-up
+#: reaches 1e250) runs off the axis and is named, with when it left and how far it went.
+ENERGY_RANGE = (0.0, 2.0)
+
+
 def _relative(energy: np.ndarray, ratio: bool) -> np.ndarray:
     """Ē(t) / Ē(0) (or Ē(t) − Ē(0) unless ``ratio``), Ē the mean over the rows (trajectories)
     of ``energy``."""
@@ -255,8 +260,10 @@ def energy_figure(
     The mean is taken before the ratio, since a single trajectory's energy can be near zero
     (the pendulum's potential is zero at its pivot). A model's trajectories that stopped being
     finite are left out of its mean and counted in a note above the legend; a model whose
-    every rollout diverged, or that was not evaluated, is named there too. If the truth's mean
-    initial energy is not positive, that panel shows the change Ē(t) − Ē(0) (J) instead.
+    every rollout diverged, or that was not evaluated, is named there too. The ratio panels
+    show :data:`ENERGY_RANGE`; a mean that leaves it is named in the note with the time it
+    left and its most extreme value. If the truth's mean initial energy is not positive, that
+    panel shows the change Ē(t) − Ē(0) (J) instead, on an axis that holds every curve.
     """
     if isinstance(tasks, str) or not isinstance(tasks, Sequence) or not tasks:
         raise ValueError(f"tasks must be a non-empty sequence of task names, got {tasks!r}")
@@ -301,8 +308,18 @@ def energy_figure(
             if not finite.all():
                 notes.append(f"{model}: {(~finite).sum()} of {len(finite)} diverged, not in mean")
             t = dt * np.arange(energy.shape[1])
-            ax.plot(t, _relative(energy[finite], ratio), color=COLOURS[model], lw=1.5,
-                    label=model)
+            curve = _relative(energy[finite], ratio)
+            ax.plot(t, curve, color=COLOURS[model], lw=1.5, label=model)
+            outside = (curve < ENERGY_RANGE[0]) | (curve > ENERGY_RANGE[1])
+            if ratio and outside.any():
+                extreme = curve[np.argmax(np.abs(curve - 1.0))]
+                notes.append(
+                    f"{model}: off the axis from t = {t[np.argmax(outside)]:.2f} s "
+                    f"(reaches {extreme:.2g})"
+                )
+        if ratio:
+            low, high = ENERGY_RANGE
+            ax.set_ylim(low - 0.05 * (high - low), high + 0.05 * (high - low))
         ax.set_title(task)
         ax.set_xlabel("time (s)")
         if not ratio or ax is axes[0, 0]:

@@ -11,15 +11,14 @@ the library's code (:func:`~physid.contact.training.fit_cached`). The sizes of e
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from physid.bench import Timing
+from physid.bench import Timing, interleaved
 from physid.contact import datasets, training
 from physid.contact.tasks import ROPE_SCALING_NODES, TASK_NAMES, make_task
 from physid.scales import check_sizes, expect_sizes, select
@@ -485,44 +484,42 @@ def efficiency_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
 
 
 def iteration_seconds(
-    nodes: int,
+    nodes: Sequence[int],
     batch: int,
     repeats: int,
     model: str = "CM-CD-CLNN",
     seed: int = 0,
     device: str = "cpu",
-) -> Timing:
-    """Wall time of training iterations (forward, backward, AdamW step) of ``model`` on
-    ``batch`` chunks of the ``nodes``-node rope on ``device``, ``repeats`` times after one
-    warm-up (a GPU is synchronised before each clock reading)."""
-    nodes = check_count("nodes", nodes, minimum=2)
+) -> dict[int, Timing]:
+    """Wall time of a training iteration (forward, backward, AdamW step) of ``model`` on
+    ``batch`` chunks of each rope of ``nodes`` nodes, on ``device``: after one warm-up each,
+    the ropes are timed in turn ``repeats`` times (:func:`physid.bench.interleaved`), so a slow
+    spell of the machine falls on every size alike (a GPU is synchronised after each step)."""
+    if isinstance(nodes, str) or not isinstance(nodes, Sequence) or not nodes:
+        raise ValueError(f"nodes must be a non-empty sequence of node counts, got {nodes!r}")
+    nodes = [check_count("nodes", n, minimum=2) for n in nodes]
     batch = check_count("batch", batch)
-    repeats = check_count("repeats", repeats)
+    repeats = check_count("repeats", repeats, minimum=5)
     device = check_device("device", device)
     seed = check_seed("seed", seed)
-    task = make_task(f"Rope{nodes}", device=device)
-    data = datasets.generate(make_task(f"Rope{nodes}"), batch, 0, 0, seed=seed).to(device)
-    net = training.build(model, task, seed)
-    optimiser = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
 
-    def step() -> None:
-        optimiser.zero_grad(set_to_none=True)
-        training.chunk_loss(net, data.train.x, data.train.v).backward()
-        optimiser.step()
+    def iteration(n: int) -> Callable[[], None]:
+        data = datasets.generate(make_task(f"Rope{n}"), batch, 0, 0, seed=seed).to(device)
+        net = training.build(model, make_task(f"Rope{n}", device=device), seed)
+        optimiser = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
 
-    def synchronise() -> None:
-        if device.startswith("cuda"):
-            torch.cuda.synchronize(device)
+        def step() -> None:
+            optimiser.zero_grad(set_to_none=True)
+            training.chunk_loss(net, data.train.x, data.train.v).backward()
+            optimiser.step()
+            if device.startswith("cuda"):
+                torch.cuda.synchronize(device)
 
-    step()
-    samples = []
-    for _ in range(repeats):
-        synchronise()
-        start = time.perf_counter()
-        step()
-        synchronise()
-        samples.append(time.perf_counter() - start)
-    return Timing(np.asarray(samples))
+        return step
+
+    steps = {n: iteration(n) for n in nodes}
+    timings = interleaved({str(n): step for n, step in steps.items()}, repeat=repeats)
+    return {n: timings[str(n)] for n in nodes}
 
 
 def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
