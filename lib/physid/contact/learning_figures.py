@@ -37,6 +37,7 @@ from physid.validate import check_choice, check_count, check_positive
 
 __all__ = [
     "COLOURS",
+    "ENERGY_RANGE",
     "ERROR_KEYS",
     "efficiency_figure",
     "energy_figure",
