@@ -17,6 +17,10 @@ def test_cells():
     assert format_cell(True) == "yes"
     assert format_cell(12000) == "12,000"
     assert format_cell(float("inf")) == "∞"
+    assert format_cell((1.0, 2.00012, 6.0036)) == "(1, 2, 6)"
+    assert format_cell([1.0, 2.00012, 6.0036], digits=5) == "(1, 2.0001, 6.0036)"
+    assert format_cell(()) == "()"
+    assert format_cell(("a", 1)) == "('a', 1)"
 
 
 def test_html_is_a_real_escaped_table():
@@ -49,3 +53,5 @@ def test_numpy_and_torch_scalars():
     assert format_cell(np.bool_(True)) == "yes"
     assert format_cell(torch.tensor(0.5)) == "0.5"
     assert format_cell(np.float32(0.25)) == "0.25"
+    assert format_cell(np.array([1.0, 1.70520469])) == "(1, 1.71)"
+    assert format_cell(torch.tensor([0.5, 2.0])) == "(0.5, 2)"

@@ -4,7 +4,8 @@ A table is a list of rows (mappings with the same keys, the column headers). In 
 :func:`show_table` displays it as an HTML ``<table>`` (a real table in the rendered page, with
 its caption) and as plain text for a terminal; the benchmarks print :func:`format_text`. Floats
 are written with ``digits`` significant digits, NaN as an en dash (a value that does not exist,
-e.g. a metric of an estimator that collapsed) and None as an empty cell.
+e.g. a metric of an estimator that collapsed), None as an empty cell and a flat sequence of
+numbers as "(a, b, …)".
 """
 
 from __future__ import annotations
@@ -23,9 +24,15 @@ Rows = Sequence[Mapping[str, Any]]
 
 
 def format_cell(value: Any, digits: int = 3) -> str:
-    """One cell as text: floats to ``digits`` significant digits, NaN as "–", None as ""."""
+    """One cell as text: floats to ``digits`` significant digits, NaN as "–", None as "", and a
+    flat sequence of numbers (a tuple, a list, a 1-d array) as "(a, b, …)" with each number so
+    written."""
     if value is None:
         return ""
+    if (isinstance(value, tuple | list) or getattr(value, "ndim", None) == 1) and all(
+        isinstance(v, numbers.Real) or getattr(v, "ndim", None) == 0 for v in value
+    ):
+        return "(" + ", ".join(format_cell(v, digits) for v in value) + ")"
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
         value = value.item()  # a 0-d numpy or torch scalar
     if isinstance(value, bool | np.bool_):
