@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 # MathJax, require.js and the ipywidgets HTML manager, pinned npm packages that the pages load
-# from the book itself so that they work offline (needs npm once; physid.book.VENDOR).
+# from the book itself so that they work offline (needs npm once; physid.book.vendor.VENDOR).
 vendor: $(STAMP)
 	$(PY) -m physid.book --fetch-vendor
 

@@ -7,13 +7,13 @@ gyroscope (Gyro, second-order cone, CMr). cvxpylayers runs with the layers cache
 count, batched (one call per batch) and per sample (one call per problem, as in the authors'
 code). torch runs on one thread: the problems are many small tensors.
 
-How the measurement holds still (:func:`physid.contact.experiments.time_resolutions`):
+How the measurement holds still (:func:`physid.contact.chapters.contact_model.time_resolutions`):
 
 * every batch is a seeded random draw from the recorded problems, the same for all
   contenders (the fast solver's cost per call is set by the hardest problem of its batch, so
   batches cut in recording order differ in difficulty from one size to the next);
 * the contenders are timed in turn, :data:`REPEAT` times after a warm-up call of each
-  (:func:`physid.bench.interleaved`), so a slow spell of the machine hits them alike;
+  (:func:`physid.core.bench.interleaved`), so a slow spell of the machine hits them alike;
 * a contender that takes less than half a second per call (the fast solver: tens of
   milliseconds) is called as many times as fit in half a second per timed window, so one
   interruption of the process cannot halve its measured speed (it did: a single 70 ms window
@@ -42,10 +42,10 @@ import warnings
 import numpy as np
 import torch
 
-from physid.bench import Target, interleaved, ratio, write_report
 from physid.contact import datasets, reference, training
-from physid.contact import experiments as ex
+from physid.contact.chapters import contact_model as ex
 from physid.contact.model import ContactModel
+from physid.core.bench import Target, interleaved, ratio, write_report
 
 BATCHES = (1, 16, 64, 200, 256)
 GYRO_BATCHES = (1, 16, 200)

@@ -3,12 +3,13 @@
 One likelihood plus gradient for 100 particles × (11 + shooting) variables with 10 shooting
 windows and the defects as constraints, on the real trajectory lengths:
 
-* the double pendulum of the real-pendulum chapter (:func:`physid.inference.real_pendulum.
-  real_problem` at the ``paper`` sizes: 400 frames at 400 Hz of the IBM recording when the data
-  are present, else the simulated stand-in; the script prints which), 11 + 36 variables per
-  particle;
-* the shaken box of phase I (:func:`physid.inference.shaken_box.box_problem`: the pybullet
-  recording of 300 steps, 11 box parameters), 11 + 36 variables per particle.
+* the double pendulum of the real-pendulum chapter
+  (:func:`~physid.inference.chapters.inference_real_pendulum.real_problem` at the ``paper`` sizes:
+  400 frames at 400 Hz of the IBM recording when the data are present, else the simulated stand-in;
+  the script prints which), 11 + 36 variables per particle;
+* the shaken box of phase I
+  (:func:`~physid.inference.chapters.inference_real_box.box_problem`: the pybullet recording
+  of 300 steps, 11 box parameters), 11 + 36 variables per particle.
 
 Rows: seconds per likelihood-and-gradient evaluation of all particles for
 
@@ -24,7 +25,7 @@ Rows: seconds per likelihood-and-gradient evaluation of all particles for
 
 and seconds per full CSVGD iteration (kernel, multipliers, update) with ours on the pendulum,
 with the options registered for CSVGD at the ``paper`` scale. All are timed in turn, repeat
-after repeat (:func:`physid.bench.interleaved`), and each row gives the median and the spread
+after repeat (:func:`physid.core.bench.interleaved`), and each row gives the median and the spread
 over the repeats; the ratios (to ``ours`` of the same model) are taken repeat by repeat.
 
 Targets, judged on the medians:
@@ -58,11 +59,11 @@ from collections.abc import Callable
 
 import torch
 
-from physid.bench import BENCH_DIR, Target, Timing, interleaved, ratio, write_report
-from physid.inference import real_pendulum as rp
-from physid.inference import shaken_box as sb
+from physid.core.bench import BENCH_DIR, Target, Timing, interleaved, ratio, write_report
+from physid.inference.chapters import inference_real_box as sb
+from physid.inference.chapters import inference_real_pendulum as rp
+from physid.inference.chapters.inference_synthetic import estimator_settings
 from physid.inference.estimators import make_estimator
-from physid.inference.experiments import estimator_settings
 from physid.inference.likelihood import TrajectoryLikelihood
 from physid.inference.pendulum import DoublePendulum
 
@@ -88,7 +89,7 @@ class EagerPendulum(DoublePendulum):
 
 class StepByStep(TrajectoryLikelihood):
     """The same likelihood, simulating one window after another (each a rollout batched over
-    the particles) through the model's :meth:`~physid.inference.simulator.Simulator.rollout`,
+    the particles) through the model's :meth:`~physid.core.simulator.Simulator.rollout`,
     with each window's slice of the known inputs."""
 
     def _simulate_windows(self, x):

@@ -1,13 +1,13 @@
 """Cost of one 1-second push against the number of cells: both formulations and pybullet.
 
-For solid blocks of 10 to 126 cells (``physid.pushing.study.block``: 2 cm cells, 8 wide, a
-0.2 m/s push by the finger at an offset, dt = 0.01 s for the engines, 1/240 s for pybullet),
-the contenders are timed in turn with :func:`physid.bench.interleaved` (a warm-up, then 5
-repeats of one call of each): the rigid formulation's forward simulation and its forward plus
+For solid blocks of 10 to 126 cells (``physid.pushing.chapters.pushing_identify.block``: 2 cm cells,
+8 wide, a 0.2 m/s push by the finger at an offset, dt = 0.01 s for the engines, 1/240 s for
+pybullet), the contenders are timed in turn with :func:`physid.core.bench.interleaved` (a warm-up,
+then 5 repeats of one call of each): the rigid formulation's forward simulation and its forward plus
 the gradient of the final cell positions with respect to every cell's mass and friction,
 pybullet's forward simulation, and the same forward and gradient for the LCP formulation.
 Ratios are taken repeat by repeat
-(:func:`physid.bench.ratio`) and reported as median and spread (smallest–largest repeat).
+(:func:`physid.core.bench.ratio`) and reported as median and spread (smallest–largest repeat).
 
 The LCP formulation is slow (a dense saddle system of about 6k unknowns per interior-point
 iteration, several per step for the finger's coupled friction), so it is timed on its first
@@ -28,12 +28,12 @@ two formulations compute the same gradient to solver tolerance). Time to that er
 seconds per step, repeat by repeat; the paper's "under 1.5 cm within 30 s" is reported beside
 the test error at that point.
 
-Targets (:mod:`physid.pushing.experiments`, :mod:`physid.pushing.study`): at 88 cells the
-rigid formulation's forward simulation is at least ``TARGET_SPEEDUP`` times faster than
-pybullet's, its gradient costs at most ``TARGET_GRADIENT_COST`` times its own forward
-simulation, and the batch is at least
-``TARGET_BATCH_SPEEDUP`` times faster than pybullet's pushes; Algorithm 1 reaches its error at
-least ``TARGET_ANALYTIC_SPEEDUP`` times sooner than autograd through the LCP formulation; all
+Targets (:mod:`physid.pushing.chapters.pushing_lcp`,
+:mod:`physid.pushing.chapters.pushing_identify`): at 88 cells the rigid formulation's forward
+simulation is at least ``TARGET_SPEEDUP`` times faster than pybullet's, its gradient costs at most
+``TARGET_GRADIENT_COST`` times its own forward simulation, and the batch is at least
+``TARGET_BATCH_SPEEDUP`` times faster than pybullet's pushes; Algorithm 1 reaches its error at least
+``TARGET_ANALYTIC_SPEEDUP`` times sooner than autograd through the LCP formulation; all
 judged on the median of the per-repeat ratios.
 """
 
@@ -44,23 +44,25 @@ import argparse
 import numpy as np
 import torch
 
-from physid.bench import Target, Timing, interleaved, ratio, write_report
+from physid.core.bench import Target, Timing, interleaved, ratio, write_report
 from physid.pushing import Push, random_pushes, simulate, simulate_bullet
-from physid.pushing.experiments import (
-    BENCH_CELLS,
-    TARGET_BATCH_SPEEDUP,
-    TARGET_GRADIENT_COST,
-    TARGET_SPEEDUP,
-)
-from physid.pushing.identify import Budget, PushingTarget, identify, start_point
-from physid.pushing.observations import make_experiment
-from physid.pushing.study import (
+from physid.pushing.budget import Budget
+from physid.pushing.chapters.pushing_identify import (
     HEADLINE_ERROR,
     HEADLINE_SECONDS,
     TARGET_ANALYTIC_SPEEDUP,
     block,
 )
-from physid.pushing.study import sizes as identify_sizes
+from physid.pushing.chapters.pushing_identify import sizes as identify_sizes
+from physid.pushing.chapters.pushing_lcp import (
+    BENCH_CELLS,
+    TARGET_BATCH_SPEEDUP,
+    TARGET_GRADIENT_COST,
+    TARGET_SPEEDUP,
+)
+from physid.pushing.identify import identify
+from physid.pushing.observations import make_experiment
+from physid.pushing.target import PushingTarget, start_point
 
 SIZES = (10, 24, 48, 88, 126)  # 126: pybullet's 127 links less the finger's skin
 DT = 0.01

@@ -25,8 +25,8 @@ def root() -> Path:
 def _reuse(build_dir: Path):
     import nbformat
 
-    from physid.book import BookRun, ChapterRun, read_toc
-    from physid.claims import claims_from_notebook
+    from physid.book.claims import claims_from_notebook
+    from physid.book.runner import BookRun, ChapterRun, read_toc
 
     runs = []
     for page in read_toc(ROOT):
@@ -44,7 +44,7 @@ def _reuse(build_dir: Path):
 @pytest.fixture(scope="session")
 def quick_book(tmp_path_factory):
     """Every chapter of ``_toc.yml`` at ``SCALE="quick"`` through the runner, and the build."""
-    from physid.book import run_book
+    from physid.book.runner import run_book
 
     if os.environ.get(REUSE_BUILD):
         return _reuse(Path(os.environ[REUSE_BUILD]))

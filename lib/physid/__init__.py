@@ -1,11 +1,18 @@
 """physid: identifying physical parameters through differentiable simulation.
 
-The library behind the physid book. Each part of the book has its own sub-package or module;
-the book machinery lives in :mod:`physid.book` (the chapter runner), :mod:`physid.claims`
-(reproduced claims) and :mod:`physid.scales` (run sizes).
+The library behind the physid book, one folder a layer:
+
+* :mod:`physid.core`: what the parts share (validation, constants, run sizes, cached sweeps,
+  benchmarks, progress bars, the contracts);
+* :mod:`physid.book`: the book runner, the claims ledger and the helpers of the chapters;
+* :mod:`physid.sliding`: the opening tutorial;
+* :mod:`physid.pushing`, :mod:`physid.inference`, :mod:`physid.contact`: the three parts, each
+  with its chapters' drivers in ``chapters/``, one module named after each chapter.
+
+The parts import :mod:`physid.core` and never each other.
 """
 
-from physid.scales import SCALES
+from physid.core.scales import SCALES
 
 __version__ = "0.1.0"
 __all__ = ["SCALES", "__version__"]

@@ -15,7 +15,8 @@ Lagrangian and Hamiltonian Neural Networks with Differentiable Contact Models".
 * :mod:`~physid.contact.learned`: CLNN and CHNN with the contact model (learned potential,
   masses, μ and e); :mod:`~physid.contact.baselines`: MLP-CD-CLNN, IN-CP-CLNN and IN-CP-SP;
   :mod:`~physid.contact.training`: the model registry, training, evaluation and cached jobs;
-* :mod:`~physid.contact.experiments` and :mod:`~physid.contact.figures`: the chapter.
+* :mod:`~physid.contact.chapters.contact_model`, :mod:`~physid.contact.chapters.contact_learning`
+  and their ``*_figures`` modules: the two chapters.
 """
 
 from physid.contact.datasets import TaskData, add_noise, generate

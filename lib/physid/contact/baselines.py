@@ -18,7 +18,8 @@ them (``baselines/`` of their repository, Fig. 3 and Table 3 of the paper):
   gravity as object and global features.
 
 All three train on one-step pairs in the authors' code (``one_step = True``); CM models train on
-the 5-state chunks. :data:`BASELINES` maps the paper's names to factories ``(task, seed)``.
+the 5-state chunks. They are registered under the paper's names in
+:data:`physid.contact.models.MODELS`.
 
 **Objects and relations of the Interaction Network.** The N coordinates are grouped by body:
 ``points_per_body`` points (1 for a point mass, 3 for a disk, 4 for the gyroscope) of ``dim``
@@ -48,9 +49,9 @@ from physid.contact.learned import MassModel, Potential, smooth_step
 from physid.contact.rope import Rope
 from physid.contact.system import ContactSystem
 from physid.contact.tasks import Task
-from physid.validate import check_count, check_seed, check_tensor
+from physid.core.validate import check_count, check_seed, check_tensor
 
-__all__ = ["BASELINES", "INCPCLNN", "INCPSP", "InteractionNetwork", "MLPCDCLNN", "mlp"]
+__all__ = ["INCPCLNN", "INCPSP", "InteractionNetwork", "MLPCDCLNN", "baseline_factory", "mlp"]
 
 #: Sizes of the authors' baselines: MLP hidden width and depth, IN relational and object widths.
 MLP_HIDDEN, MLP_LAYERS = 256, 3
@@ -310,7 +311,9 @@ class INCPSP(_Baseline):
         return x + v * self.task.dt, v + self.interaction(x, v)
 
 
-def _factory(cls: type[_Baseline]) -> Callable[[Task, int], nn.Module]:
+def baseline_factory(cls: type[nn.Module]) -> Callable[[Task, int], nn.Module]:
+    """``make(task, seed)``: the baseline ``cls`` for ``task``, initialised from ``seed``."""
+
     def make(task: Task, seed: int) -> nn.Module:
         task = _check_task(task)
         generator = torch.Generator().manual_seed(check_seed("seed", seed))
@@ -320,10 +323,3 @@ def _factory(cls: type[_Baseline]) -> Callable[[Task, int], nn.Module]:
     make.__doc__ = f"A :class:`{cls.__name__}` for ``task``, initialised from ``seed``."
     return make
 
-
-#: The baselines by the paper's names: factories ``(task, seed) -> module``.
-BASELINES: dict[str, Callable[[Task, int], nn.Module]] = {
-    "MLP-CD-CLNN": _factory(MLPCDCLNN),
-    "IN-CP-CLNN": _factory(INCPCLNN),
-    "IN-CP-SP": _factory(INCPSP),
-}

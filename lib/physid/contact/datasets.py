@@ -28,7 +28,13 @@ from physid.contact.integrate import ContactEvent, Rollout, simulate
 from physid.contact.lcp import LCPModel
 from physid.contact.model import ContactModel, SolverLog
 from physid.contact.tasks import Task, make_task
-from physid.validate import check_choice, check_count, check_in_range, check_nonnegative, check_seed
+from physid.core.validate import (
+    check_choice,
+    check_count,
+    check_in_range,
+    check_nonnegative,
+    check_seed,
+)
 
 #: The contact models that can generate data.
 DATA_MODELS = ("CM", "LCP")

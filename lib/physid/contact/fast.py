@@ -48,7 +48,7 @@ from functools import lru_cache
 import torch
 from torch import Tensor
 
-from physid.validate import check_count, check_positive, check_tensor
+from physid.core.validate import check_count, check_positive, check_tensor
 
 #: Classifications tried in turn for the samples whose polish does not verify: the threshold on
 #: the scaled ratio multiplier / slack of an active constraint, and the relative distance to a

@@ -27,10 +27,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from physid.constants import GRAVITY
 from physid.contact.mechanics import Constraints, inverse_mass_matrix
 from physid.contact.system import ContactSystem, Detection, reject_sample
-from physid.validate import check_array, check_count, check_nonnegative, check_positive
+from physid.core.constants import GRAVITY
+from physid.core.validate import check_array, check_count, check_nonnegative, check_positive
 
 
 def euler_zxz(phi: np.ndarray, theta: np.ndarray, psi: np.ndarray) -> np.ndarray:

@@ -30,8 +30,8 @@ from physid.contact.model import (
     penetration_target,
 )
 from physid.contact.system import ContactSystem
-from physid.progress import progress as progress_bar
-from physid.validate import check_count, check_positive, check_tensor
+from physid.core.progress import progress as progress_bar
+from physid.core.validate import check_count, check_positive, check_tensor
 
 
 @runtime_checkable
@@ -335,7 +335,7 @@ def simulate(
         cor: ``(P,)`` restitution per candidate contact.
         inv_mass: inverse inertia replacing the system's (dynamics and contacts).
         force: force field ``x -> -∇V`` replacing the system's.
-        progress: show a progress bar on the terminal (:mod:`physid.progress`).
+        progress: show a progress bar on the terminal (:mod:`physid.core.progress`).
         on_event: diagnostics callback, see :func:`apply_contacts`.
 
     Raises:

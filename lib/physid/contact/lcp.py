@@ -23,7 +23,7 @@ from torch import Tensor
 
 from physid.contact.model import COMPENSATION, ContactSpace, SolverLog
 from physid.contact.reference import ContactSolverError
-from physid.validate import check_count, check_nonnegative
+from physid.core.validate import check_count, check_nonnegative
 
 
 def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int = 500, tol: float = 1e-12) -> np.ndarray:

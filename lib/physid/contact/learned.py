@@ -49,7 +49,7 @@ from physid.contact.mechanics import Constraints, acceleration, inverse_mass_mat
 from physid.contact.model import VARIANTS, ContactModel, SolverLog
 from physid.contact.system import ContactSystem
 from physid.contact.tasks import Task
-from physid.validate import check_choice, check_count, check_positive, check_seed, check_tensor
+from physid.core.validate import check_choice, check_count, check_positive, check_seed, check_tensor
 
 __all__ = [
     "ContactCHNN",

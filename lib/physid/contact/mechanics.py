@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from physid.validate import check_tensor
+from physid.core.validate import check_tensor
 
 
 def body_inverse_mass(mass: Tensor, moments: Tensor) -> Tensor:

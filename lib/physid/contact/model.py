@@ -57,7 +57,7 @@ from torch import Tensor
 
 from physid.contact import fast, reference
 from physid.contact.reference import ContactSolverError
-from physid.validate import (
+from physid.core.validate import (
     check_choice,
     check_count,
     check_nonnegative,

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 from torch import Tensor
 
-from physid.constants import GRAVITY
 from physid.contact.mechanics import Constraints, inverse_mass_matrix
 from physid.contact.system import ContactSystem, Detection, reject_sample
-from physid.validate import check_array, check_nonnegative, check_positive
+from physid.core.constants import GRAVITY
+from physid.core.validate import check_array, check_nonnegative, check_positive
 
 
 class ChainPendulum(ContactSystem):

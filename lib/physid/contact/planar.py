@@ -22,7 +22,7 @@ from torch import Tensor
 
 from physid.contact.mechanics import Constraints, inverse_mass_matrix
 from physid.contact.system import ContactSystem, Detection, reject_sample, rot90
-from physid.validate import check_array
+from physid.core.validate import check_array
 
 #: The walls left, bottom, right and top, as (a, b, c) of a x + b y + c = 0 with inward
 #: normal (a, b).

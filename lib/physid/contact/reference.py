@@ -31,7 +31,7 @@ import torch
 from cvxpylayers.torch import CvxpyLayer
 from torch import Tensor
 
-from physid.validate import check_count, check_tensor
+from physid.core.validate import check_count, check_tensor
 
 #: Solver arguments passed to diffcp/SCS.
 SOLVER_ARGS = {"eps": 1e-10, "max_iters": 100_000}

@@ -22,10 +22,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from physid.constants import GRAVITY
 from physid.contact.mechanics import inverse_mass_matrix
 from physid.contact.system import ContactSystem, Detection, reject_sample
-from physid.validate import check_array, check_count, check_nonnegative, check_positive
+from physid.core.constants import GRAVITY
+from physid.core.validate import check_array, check_count, check_nonnegative, check_positive
 
 
 class Rope(ContactSystem):

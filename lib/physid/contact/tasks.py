@@ -13,7 +13,9 @@ unless it has 200 nodes, and :func:`make_task` accepts these names (or ``rope_no
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -23,10 +25,8 @@ from physid.contact.pendulum import ChainPendulum
 from physid.contact.planar import BouncingBodies
 from physid.contact.rope import Rope
 from physid.contact.system import ContactSystem
-from physid.validate import check_choice, check_count
-
-#: Names of the tasks, in the paper's order.
-TASK_NAMES = ("BP5-e", "BP5", "BD5", "CP3-e", "CP3", "Gyro-e", "Gyro", "Rope")
+from physid.core.registry import Registry
+from physid.core.validate import check_count
 
 #: Nodes of the paper's Rope task (the authors' ER200k50).
 ROPE_NODES = 200
@@ -89,6 +89,94 @@ def rope_task(n_nodes: int = ROPE_NODES, device=None) -> Task:
     return Task(name=name, description=text, system=system, mu=mu, cor=cor, dt=0.005, n_steps=20)
 
 
+@dataclass(frozen=True)
+class TaskSpec:
+    """A registered task: ``build(device)`` returns it on ``device``."""
+
+    name: str
+    build: Callable[[Any], Task]
+
+
+#: Every task by name, in the paper's order (Table 1).
+TASKS: Registry[TaskSpec] = Registry("task", TaskSpec)
+
+
+def _register(name: str) -> Callable[[Callable[[Any], Task]], Callable[[Any], Task]]:
+    def decorator(build: Callable[[Any], Task]) -> Callable[[Any], Task]:
+        TASKS.add(TaskSpec(name, build))
+        return build
+
+    return decorator
+
+
+def _task(name, text, system, mu, cor, dt, steps, device) -> Task:
+    mu_t, cor_t = _coefficients(system, mu, cor, device)
+    return Task(
+        name=name, description=text, system=system, mu=mu_t, cor=cor_t, dt=dt, n_steps=steps
+    )
+
+
+@_register("BP5-e")
+def _bp5_elastic(device) -> Task:
+    system = BouncingBodies([0.1] * 5, [0.1] * 5, device=device)
+    return _task("BP5-e", "5 equal balls, frictionless and elastic", system, 0.0, 1.0, 0.01, 100,
+                 device)
+
+
+def _bodies(name: str, device) -> Task:
+    system = BouncingBodies(_BP_MASSES, _BP_RADII, disks=name == "BD5", device=device)
+    mu = _PAIR_MU[name] + (0.1,) * 20
+    cor = _PAIR_COR[name] + (0.8,) * 20
+    kind = "disks" if name == "BD5" else "balls"
+    text = f"5 {kind} with mass ratios 1:2:6:8:10, coefficients per contact pair"
+    return _task(name, text, system, mu, cor, 0.01, 100, device)
+
+
+@_register("BP5")
+def _bp5(device) -> Task:
+    return _bodies("BP5", device)
+
+
+@_register("BD5")
+def _bd5(device) -> Task:
+    return _bodies("BD5", device)
+
+
+@_register("CP3-e")
+def _cp3_elastic(device) -> Task:
+    system = ChainPendulum([0.2, 0.13, 0.15], [0.35, 0.4, 0.35], [0.15, 0.08, 0.1], device=device)
+    text = "3-link pendulum on frictionless elastic ground"
+    return _task("CP3-e", text, system, 0.0, 1.0, 0.01, 100, device)
+
+
+@_register("CP3")
+def _cp3(device) -> Task:
+    system = ChainPendulum([0.1, 0.2, 0.15], [0.35, 0.4, 0.35], [0.05, 0.15, 0.1], device=device)
+    text = "3-link pendulum on rough inelastic ground"
+    return _task("CP3", text, system, 0.5, 0.0, 0.01, 100, device)
+
+
+@_register("Gyro-e")
+def _gyro_elastic(device) -> Task:
+    text = "pivoted gyroscope against a wall, frictionless, elastic"
+    return _task("Gyro-e", text, Gyroscope(device=device), 0.0, 1.0, 0.02, 100, device)
+
+
+@_register("Gyro")
+def _gyro(device) -> Task:
+    text = "pivoted gyroscope against a wall"
+    return _task("Gyro", text, Gyroscope(device=device), 0.1, 0.8, 0.02, 100, device)
+
+
+@_register("Rope")
+def _rope(device) -> Task:
+    return rope_task(ROPE_NODES, device=device)
+
+
+#: Names of the tasks, in the paper's order.
+TASK_NAMES = TASKS.names()
+
+
 def make_task(name: str, device=None, rope_nodes: int | None = None) -> Task:
     """The task ``name`` on ``device``.
 
@@ -102,40 +190,9 @@ def make_task(name: str, device=None, rope_nodes: int | None = None) -> Task:
         if rope_nodes is not None:
             raise ValueError(f"rope_nodes must not be given with the sized task name {name!r}")
         return rope_task(int(sized.group(1)), device=device)
-    check_choice("task", name, TASK_NAMES)
-    if rope_nodes is not None and name != "Rope":
-        raise ValueError(f"rope_nodes applies to the Rope task only, not to {name!r}")
-    if name == "Rope":
-        return rope_task(ROPE_NODES if rope_nodes is None else rope_nodes, device=device)
-    if name == "BP5-e":
-        system = BouncingBodies([0.1] * 5, [0.1] * 5, device=device)
-        mu, cor, dt, steps = 0.0, 1.0, 0.01, 100
-        text = "5 equal balls, frictionless and elastic"
-    elif name in ("BP5", "BD5"):
-        system = BouncingBodies(_BP_MASSES, _BP_RADII, disks=name == "BD5", device=device)
-        mu = _PAIR_MU[name] + (0.1,) * 20
-        cor = _PAIR_COR[name] + (0.8,) * 20
-        dt, steps = 0.01, 100
-        kind = "disks" if name == "BD5" else "balls"
-        text = f"5 {kind} with mass ratios 1:2:6:8:10, coefficients per contact pair"
-    elif name == "CP3-e":
-        system = ChainPendulum(
-            [0.2, 0.13, 0.15], [0.35, 0.4, 0.35], [0.15, 0.08, 0.1], device=device
-        )
-        mu, cor, dt, steps = 0.0, 1.0, 0.01, 100
-        text = "3-link pendulum on frictionless elastic ground"
-    elif name == "CP3":
-        system = ChainPendulum(
-            [0.1, 0.2, 0.15], [0.35, 0.4, 0.35], [0.05, 0.15, 0.1], device=device
-        )
-        mu, cor, dt, steps = 0.5, 0.0, 0.01, 100
-        text = "3-link pendulum on rough inelastic ground"
-    else:
-        system = Gyroscope(device=device)
-        mu, cor = (0.0, 1.0) if name == "Gyro-e" else (0.1, 0.8)
-        dt, steps = 0.02, 100
-        text = "pivoted gyroscope against a wall" + (", frictionless, elastic" if mu == 0 else "")
-    mu_t, cor_t = _coefficients(system, mu, cor, device)
-    return Task(
-        name=name, description=text, system=system, mu=mu_t, cor=cor_t, dt=dt, n_steps=steps
-    )
+    spec = TASKS.get(name, "task")
+    if rope_nodes is not None:
+        if name != "Rope":
+            raise ValueError(f"rope_nodes applies to the Rope task only, not to {name!r}")
+        return rope_task(rope_nodes, device=device)
+    return spec.build(device)

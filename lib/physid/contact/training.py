@@ -1,8 +1,5 @@
-"""Training and evaluation of the learned models, and the model registry.
+"""Training and evaluation of the learned models of :data:`physid.contact.models.MODELS`.
 
-* :data:`MODELS` is the one registry of the models of the paper's Fig. 3: the four contact
-  networks of :mod:`physid.contact.learned` (CM-CD-CLNN, CM-CD-CHNN, CMr-CD-CLNN, CMr-CD-CHNN)
-  and the baselines of :mod:`physid.contact.baselines` (MLP-CD-CLNN, IN-CP-CLNN, IN-CP-SP).
 * :func:`train`: the authors' training, the mean absolute error (L1) of the rollout from each
   chunk's first state over the whole chunk (positions and velocities, all L states), AdamW
   (lr 1e-3, weight decay 1e-4, batch 200), the best state by validation loss (their checkpoint
@@ -14,7 +11,7 @@
   steps (Fig. 4), on the full test trajectories, averaged over trajectories with a 95%
   t-interval; and the true system's energy along the predicted and the true trajectories.
 * :func:`fit`: one plain-data job (generate the data deterministically, train, evaluate) that
-  returns plain numbers and arrays, for :func:`physid.sweeps.run_jobs` and the disk cache
+  returns plain numbers and arrays, for :func:`physid.core.sweeps.run_jobs` and the disk cache
   (:func:`fit_cached`).
 """
 
@@ -23,7 +20,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -34,15 +31,14 @@ from torch import Tensor, nn
 
 import physid.contact
 from physid.contact import datasets
-from physid.contact.baselines import BASELINES
 from physid.contact.datasets import ChunkSet, TaskData
-from physid.contact.learned import ContactCHNN, ContactCLNN
 from physid.contact.model import SolverLog
+from physid.contact.models import MODELS, build
 from physid.contact.reference import ContactSolverError
 from physid.contact.tasks import Task, make_task
-from physid.progress import progress as progress_bar
-from physid.sweeps import cached, code_version
-from physid.validate import (
+from physid.core.progress import progress as progress_bar
+from physid.core.sweeps import cached, code_version
+from physid.core.validate import (
     check_choice,
     check_count,
     check_device,
@@ -53,10 +49,8 @@ from physid.validate import (
 
 __all__ = [
     "JOB_DEFAULTS",
-    "MODELS",
     "TrainConfig",
     "TrainResult",
-    "build",
     "chunk_loss",
     "evaluate",
     "fit",
@@ -66,48 +60,6 @@ __all__ = [
     "restore",
     "train",
 ]
-
-
-def _cm_clnn(task: Task, seed: int) -> nn.Module:
-    return ContactCLNN(task, "CM", seed)
-
-
-def _cm_chnn(task: Task, seed: int) -> nn.Module:
-    return ContactCHNN(task, "CM", seed)
-
-
-def _cmr_clnn(task: Task, seed: int) -> nn.Module:
-    return ContactCLNN(task, "CMr", seed)
-
-
-def _cmr_chnn(task: Task, seed: int) -> nn.Module:
-    return ContactCHNN(task, "CMr", seed)
-
-
-#: Every model by the paper's name: a factory ``(task, seed) -> model``.
-MODELS: dict[str, Callable[[Task, int], nn.Module]] = {
-    "CM-CD-CLNN": _cm_clnn,
-    "CM-CD-CHNN": _cm_chnn,
-    "CMr-CD-CLNN": _cmr_clnn,
-    "CMr-CD-CHNN": _cmr_chnn,
-    **BASELINES,
-}
-
-
-#: The models whose CMr regularisation ε can be learned (job key ``learn_reg``).
-_LEARNABLE_REG: dict[str, type[nn.Module]] = {
-    "CMr-CD-CLNN": ContactCLNN,
-    "CMr-CD-CHNN": ContactCHNN,
-}
-
-
-def build(name: str, task: Task | str, seed: int) -> nn.Module:
-    """The model ``name`` (a key of :data:`MODELS`) for ``task``, initialised from ``seed``."""
-    check_choice("name", name, tuple(MODELS))
-    task = make_task(task) if isinstance(task, str) else task
-    if not isinstance(task, Task):
-        raise TypeError(f"task must be a Task or a task name, got {type(task).__name__}")
-    return MODELS[name](task, check_seed("seed", seed))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,7 +418,7 @@ def make_job(**kwargs: Any) -> dict[str, Any]:
     if not isinstance(job["task"], str):
         raise TypeError(f"task must be a task name, got {job['task']!r}")
     make_task(job["task"])  # a name of TASK_NAMES or "Rope<n>"
-    check_choice("model", job["model"], tuple(MODELS))
+    MODELS.check(job["model"], "model")
     for key in ("n_train", "n_val"):
         job[key] = check_count(key, job[key], minimum=1)
     job["n_test"] = check_count("n_test", job["n_test"], minimum=0)
@@ -477,9 +429,10 @@ def make_job(**kwargs: Any) -> dict[str, Any]:
     job["device"] = check_device("device", job["device"])
     if not isinstance(job["learn_reg"], bool):
         raise TypeError(f"learn_reg must be True or False, got {job['learn_reg']!r}")
-    if job["learn_reg"] and job["model"] not in _LEARNABLE_REG:
+    if job["learn_reg"] and not MODELS[job["model"]].learns_reg:
         raise ValueError(
-            f"learn_reg needs a CMr model ({', '.join(_LEARNABLE_REG)}), got {job['model']!r}"
+            f"learn_reg needs a CMr model "
+            f"({', '.join(m for m, s in MODELS.items() if s.learns_reg)}), got {job['model']!r}"
         )
     config = _config(job)
     job.update(asdict(config))
@@ -501,17 +454,17 @@ def _plain(value: Any) -> Any:
 def fit(job: Mapping[str, Any]) -> dict[str, Any]:
     """Generate the data of ``job``, train its model, evaluate it; plain numbers and arrays.
 
-    ``job`` holds plain data (see :func:`make_job` and :data:`JOB_DEFAULTS`): ``task``,
-    ``model`` (a key of :data:`MODELS`), ``n_train``, ``n_val``, ``n_test``, ``data_seed``,
-    ``data_model`` (``"CM"`` or ``"LCP"``), ``noise`` (standard deviation of the observation
-    noise, seeded by ``data_seed + 2``), ``model_seed``, ``learn_reg`` (learn ε of a CMr
+    ``job`` holds plain data (see :func:`make_job` and :data:`JOB_DEFAULTS`): ``task``, ``model`` (a
+    key of :data:`~physid.contact.models.MODELS`), ``n_train``, ``n_val``, ``n_test``,
+    ``data_seed``, ``data_model`` (``"CM"`` or ``"LCP"``), ``noise`` (standard deviation of the
+    observation noise, seeded by ``data_seed + 2``), ``model_seed``, ``learn_reg`` (learn ε of a CMr
     model, softplus-parametrised from 0.01), ``device`` (where the model trains: ``"cpu"``,
     ``"cuda"``, or ``"auto"``, the GPU when torch sees one; the data are generated on the CPU
     and moved there) and the :class:`TrainConfig` fields.
     The same job gives the same numbers (on the same machine and thread count), except the
     timing ``seconds_per_iteration``.
 
-    Run many through :func:`physid.sweeps.run_jobs` as ``run_jobs(fit, [{"job": j}, …])``,
+    Run many through :func:`physid.core.sweeps.run_jobs` as ``run_jobs(fit, [{"job": j}, …])``,
     or cache them with :func:`fit_cached`.
     """
     if not isinstance(job, Mapping):
@@ -585,8 +538,8 @@ def _fit_versioned(job: dict[str, Any], version: str) -> dict[str, Any]:
 
 
 def fit_cached(job: Mapping[str, Any]) -> dict[str, Any]:
-    """:func:`fit` through the disk cache (:func:`physid.sweeps.cached`), keyed by the
-    completed job and :func:`~physid.sweeps.code_version` of :mod:`physid.contact`."""
+    """:func:`fit` through the disk cache (:func:`physid.core.sweeps.cached`), keyed by the
+    completed job and :func:`~physid.core.sweeps.code_version` of :mod:`physid.contact`."""
     if not isinstance(job, Mapping):
         raise TypeError(f"job must be a dict of plain data, got {type(job).__name__}")
     return _fit_versioned(make_job(**job), code_version(physid.contact))
@@ -595,7 +548,7 @@ def fit_cached(job: Mapping[str, Any]) -> dict[str, Any]:
 def _job_model(job: Mapping[str, Any], task: Task) -> nn.Module:
     """The untrained model of a completed job."""
     if job["learn_reg"]:
-        return _LEARNABLE_REG[job["model"]](task, "CMr", job["model_seed"], learn_reg=True)
+        return MODELS[job["model"]].build(task, job["model_seed"], learn_reg=True)
     return build(job["model"], task, job["model_seed"])
 
 

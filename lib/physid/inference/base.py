@@ -1,6 +1,6 @@
 """The interface every estimator shares, and the one place an estimator is registered.
 
-An estimator holds a :class:`~physid.inference.likelihood.Target` and a set of particles in
+An estimator holds a :class:`~physid.core.target.Target` and a set of particles in
 the target's coordinates. Particle methods (SVGD, CSVGD, CEM, Emcee's walkers) move ``N``
 particles at once; single-chain MCMC (SGLD, NUTS) starts at the centre of the limits and its
 ``particles`` are its last ``N`` samples. :meth:`Estimator.run` records snapshots into a
@@ -12,7 +12,8 @@ scale, the likelihood it runs on (single shooting, or multiple shooting with CSV
 constraints) and the options of a smoke run. Everything else derives from :data:`REGISTRY`:
 :data:`physid.inference.estimators.ESTIMATORS` and :func:`make_estimator
 <physid.inference.estimators.make_estimator>`, the chapter's options and run settings
-(:func:`physid.inference.experiments.estimator_settings`) and the tests' table of estimators.
+(:func:`physid.inference.chapters.inference_synthetic.estimator_settings`) and the tests' table
+of estimators.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from types import MappingProxyType
 import numpy as np
 import torch
 
-from physid.inference.likelihood import Target
-from physid.progress import progress as progress_bar
-from physid.scales import SCALES
-from physid.validate import check_choice, check_count, check_number, check_positive, check_seed
+from physid.core.progress import progress as progress_bar
+from physid.core.registry import Registry
+from physid.core.scales import SCALES
+from physid.core.target import Target
+from physid.core.validate import check_choice, check_count, check_number, check_positive, check_seed
 
 Tensor = torch.Tensor
 
@@ -134,7 +136,7 @@ class Estimator:
         """Initialise, then step ``n_iterations`` times, snapshotting every ``record_every``.
 
         The snapshot at iteration 0 is the start. ``callback(estimator)`` runs after each step.
-        The progress bar goes to the terminal (:mod:`physid.progress`), never into a page.
+        The progress bar goes to the terminal (:mod:`physid.core.progress`), never into a page.
         """
         n_iterations = check_count("n_iterations", n_iterations, 0)
         record_every = check_count("record_every", record_every)
@@ -239,7 +241,7 @@ class EstimatorSpec:
 
 
 #: Every registered estimator by name, in the order of registration (the chapter's order).
-REGISTRY: dict[str, EstimatorSpec] = {}
+REGISTRY: Registry[EstimatorSpec] = Registry("estimator", EstimatorSpec)
 
 def _check_options(name: str, options: Mapping[str, object] | None) -> Mapping[str, object]:
     if options is None:
@@ -263,7 +265,7 @@ def register(
     Args:
         name: the estimator's name in tables, runs and :data:`REGISTRY`.
         options: the chapter's hyperparameters (passed to the constructor at every scale).
-        scales: per scale of :data:`physid.scales.SCALES`, a :class:`Scaled` run length and
+        scales: per scale of :data:`physid.core.scales.SCALES`, a :class:`Scaled` run length and
             options (a missing scale: the chapter's iteration count, no extra options).
         multiple_shooting: runs on the multiple-shooting likelihood with the defects as
             constraints (CSVGD); otherwise on single shooting.
@@ -294,31 +296,11 @@ def register(
         if any(spec.cls is cls for spec in REGISTRY.values()):
             raise TypeError(f"cls {cls.__name__} is registered already")
         cls.name = name
-        REGISTRY[name] = EstimatorSpec(
-            name, cls, options, MappingProxyType(dict(scales)), multiple_shooting, smoke
+        REGISTRY.add(
+            EstimatorSpec(
+                name, cls, options, MappingProxyType(dict(scales)), multiple_shooting, smoke
+            )
         )
         return cls
 
     return decorator
-
-
-class RegistryView(Mapping[str, object]):
-    """A read-only view of one field of every :data:`REGISTRY` entry, by name: registering an
-    estimator adds it to every view."""
-
-    def __init__(self, field_name: str):
-        self.field_name = check_choice(
-            "field_name", field_name, tuple(EstimatorSpec.__dataclass_fields__)
-        )
-
-    def __getitem__(self, name: str) -> object:
-        return getattr(REGISTRY[name], self.field_name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(tuple(REGISTRY))
-
-    def __len__(self) -> int:
-        return len(REGISTRY)
-
-    def __repr__(self) -> str:
-        return f"RegistryView({self.field_name!r}: {list(REGISTRY)})"

@@ -68,7 +68,7 @@ Observation. The paper measures four world points ``x = [p_o, p_x, p_y, p_z]``: 
 centre and the points 1 m from it along the box's ``x``, ``y`` and ``z`` axes
 (:meth:`ShakenBox.world_points`). :meth:`ShakenBox.observe` returns the same points in the
 *mount* frame, ``y_m = R_x(α) R_y(β) [p_o, p_o + e_x, p_o + e_y, p_o + e_z]``, which depend on
-the state only (the :class:`~physid.inference.simulator.Simulator` protocol's ``observe(s)``).
+the state only (the :class:`~physid.core.simulator.Simulator` protocol's ``observe(s)``).
 The world points are ``y_w = R y_m + p`` with the known mount pose ``(R, p)`` of the time step,
 so for two states at the same time ``y_w − y'_w = R (y_m − y'_m)``: the differences have equal
 norms, point by point (``R`` is a rotation), and a Gaussian likelihood with an isotropic noise
@@ -90,8 +90,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from physid.constants import GRAVITY
-from physid.validate import check_count, check_number, check_positive, check_tensor
+from physid.core.constants import GRAVITY
+from physid.core.validate import check_count, check_number, check_positive, check_tensor
 
 Tensor = torch.Tensor
 

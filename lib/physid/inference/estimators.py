@@ -22,19 +22,19 @@ import math
 import numpy as np
 import torch
 
+from physid.core.target import Target
+from physid.core.validate import check_choice, check_count, check_number, check_positive
 from physid.inference.base import (
     REGISTRY,
     ChainEstimator,
     Estimator,
-    RegistryView,
     Scaled,
     Tensor,
     register,
 )
-from physid.inference.likelihood import Target, TrajectoryLikelihood
+from physid.inference.likelihood import TrajectoryLikelihood
 from physid.inference.statistics import DEFAULT_LAGS, STATISTICS, features
 from physid.inference.svgd import CSVGD, SVGD  # noqa: F401 - registers them, first
-from physid.validate import check_choice, check_count, check_number, check_positive
 
 
 @register("SGLD", options={"stepsize": 3e-3})
@@ -424,9 +424,9 @@ class BayesSim(Estimator):
 
 #: Every estimator class by name, in the order the chapter reports them (a view of
 #: :data:`~physid.inference.base.REGISTRY`).
-ESTIMATORS = RegistryView("cls")
+ESTIMATORS = REGISTRY.view("cls")
 
 
 def make_estimator(name: str, target: Target, **options: object) -> Estimator:
     """The estimator ``name`` (a key of :data:`ESTIMATORS`) on ``target``."""
-    return REGISTRY[check_choice("name", name, tuple(REGISTRY))].cls(target, **options)
+    return REGISTRY.get(name, "name").cls(target, **options)

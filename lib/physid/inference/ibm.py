@@ -58,13 +58,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from physid.inference.pendulum import DEFAULTS, REAL_LIMITS, DoublePendulum
-from physid.validate import (
+from physid.core.validate import (
     check_array,
     check_count,
     check_positive,
     check_seed,
 )
+from physid.inference.pendulum import DEFAULTS, REAL_LIMITS, DoublePendulum
 
 __all__ = [
     "DT",

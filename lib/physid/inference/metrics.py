@@ -17,7 +17,7 @@ import torch
 from scipy.spatial import cKDTree
 from scipy.special import digamma
 
-from physid.validate import check_array, check_count, check_positive
+from physid.core.validate import check_array, check_count, check_positive
 
 #: Distances are floored here, so a collapsed set gives a large but finite divergence.
 MIN_DISTANCE = 1e-12

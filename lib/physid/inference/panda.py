@@ -54,7 +54,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.constants import GRAVITY
+from physid.core.constants import GRAVITY
+from physid.core.quiet_bullet import import_pybullet
+from physid.core.validate import check_nonnegative, check_positive, check_seed
 from physid.inference.box import (
     BOTTOM,
     BOX_MASS,
@@ -67,8 +69,6 @@ from physid.inference.box import (
     ShakenBox,
     hanging_angles,
 )
-from physid.quiet_bullet import import_pybullet
-from physid.validate import check_nonnegative, check_positive, check_seed
 
 __all__ = [
     "ARM_FORCE",

@@ -11,7 +11,7 @@ real-data experiment of Heiden et al. (2022) (link 1's length fixed) with all tw
 available as parameters; ``point_mass=True`` gives the textbook pendulum with the whole mass of
 each link at its tip and no inertia, whose only geometric parameters are the lengths.
 
-:class:`DoublePendulum` is a :class:`~physid.inference.simulator.Simulator`: no input, and the
+:class:`DoublePendulum` is a :class:`~physid.core.simulator.Simulator`: no input, and the
 whole state is measured (:meth:`DoublePendulum.observe` is the identity).
 
 The time step is semi-implicit Euler, as in the Tiny Differentiable Simulator: ``q̈`` from the
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from physid.constants import GRAVITY
-from physid.validate import check_count, check_number, check_positive, check_tensor
+from physid.core.constants import GRAVITY
+from physid.core.validate import check_count, check_number, check_positive, check_tensor
 
 #: Every quantity the model knows, in a fixed order.
 ALL_PARAMETERS: tuple[str, ...] = (
@@ -149,7 +149,7 @@ class DoublePendulum:
     def dim(self) -> int:
         return len(self.names)
 
-    # -- the Simulator protocol (physid.inference.simulator) -----------------------------------
+    # -- the Simulator protocol (physid.core.simulator) -----------------------------------
     @property
     def param_names(self) -> tuple[str, ...]:
         """The estimated parameters (the ``names`` of this model)."""
@@ -251,7 +251,7 @@ class DoublePendulum:
         self, theta: torch.Tensor, s0: torch.Tensor, n_steps: int, u: torch.Tensor | None = None
     ) -> torch.Tensor:
         """:meth:`simulate` without the checks on ``theta`` (for the likelihoods' inner loop;
-        :meth:`Simulator.rollout <physid.inference.simulator.Simulator.rollout>`). The
+        :meth:`Simulator.rollout <physid.core.simulator.Simulator.rollout>`). The
         pendulum has no input: ``u`` must be None."""
         if u is not None:
             raise ValueError(f"u must be None: the double pendulum has no input, got {u!r}")

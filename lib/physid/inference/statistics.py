@@ -21,15 +21,18 @@ the names to the functions and :func:`features` dispatches on a name.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from physid.validate import check_choice, check_count, check_tensor
+from physid.core.registry import Registry
+from physid.core.validate import check_count, check_tensor
 
 __all__ = [
     "DEFAULT_LAGS",
     "STATISTICS",
+    "StatisticSpec",
     "difference",
     "downsampled",
     "features",
@@ -180,18 +183,25 @@ def _outer(a: Tensor, b: Tensor) -> Tensor:
     return (a[:, :, None] * b[:, None, :]).reshape(a.shape[0], -1)
 
 
-#: Every statistic by name: ``STATISTICS[name](y, **options)`` with ``every`` (downsampled,
-#: difference), ``lags`` (summary) or ``depth`` (signature).
-STATISTICS: dict[str, Callable[..., Tensor]] = {
-    "downsampled": downsampled,
-    "difference": difference,
-    "summary": summary,
-    "signature": signature,
-}
+@dataclass(frozen=True)
+class StatisticSpec:
+    """A registered summary statistic: ``fn(y, **options)`` and the name of its one option."""
+
+    name: str
+    fn: Callable[..., Tensor]
+    option: str
+
+
+#: Every statistic by name: ``STATISTICS[name].fn(y, **options)`` with its ``option``:
+#: ``every`` (downsampled, difference), ``lags`` (summary) or ``depth`` (signature).
+STATISTICS: Registry[StatisticSpec] = Registry("statistic", StatisticSpec)
+STATISTICS.add(StatisticSpec("downsampled", downsampled, "every"))
+STATISTICS.add(StatisticSpec("difference", difference, "every"))
+STATISTICS.add(StatisticSpec("summary", summary, "lags"))
+STATISTICS.add(StatisticSpec("signature", signature, "depth"))
 
 
 def features(name: str, y: Tensor, **options: Any) -> Tensor:
     """The statistic ``name`` (a key of :data:`STATISTICS`) of ``y`` (…, T, D), with its
     ``options``; an unknown name is a ValueError naming ``name``."""
-    check_choice("name", name, tuple(STATISTICS))
-    return STATISTICS[name](y, **options)
+    return STATISTICS.get(name, "name").fn(y, **options)

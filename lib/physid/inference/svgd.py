@@ -31,9 +31,9 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
+from physid.core.target import Target
+from physid.core.validate import check_number, check_positive, check_tensor
 from physid.inference.base import AdaGrad, Estimator, Tensor, register
-from physid.inference.likelihood import Target
-from physid.validate import check_number, check_positive, check_tensor
 
 
 @runtime_checkable

@@ -7,15 +7,17 @@ through Differentiable Simulations".
 * :mod:`~physid.pushing.lcp`: the batched interior-point LCP solver with implicit gradients;
 * :mod:`~physid.pushing.lcp_engine`: formulation 1, the LCP of Figure 2 with one body per cell;
 * :mod:`~physid.pushing.rigid_engine`: formulation 2, one rigid body with k friction points;
-* :mod:`~physid.pushing.rollout_args`: the checks of the arguments both engines share;
+* :mod:`~physid.pushing.engine`: the engines' contract, what is simulated (``Scene``) and how
+  (``Stepping``); :mod:`~physid.pushing.planar`: the planar geometry both engines share;
 * :mod:`~physid.pushing.simulate`: :func:`simulate`, the common entry point;
 * :mod:`~physid.pushing.bullet`: the pybullet "real world";
 * :mod:`~physid.pushing.observations`: ground-truth maps and pushes observed in pybullet;
-* :mod:`~physid.pushing.identify`: Eq. (1) as a target, Algorithm 1 and its baselines;
-* :mod:`~physid.pushing.study`: the protocol of §7 and the studies of the identification
-  chapter, as independent jobs;
-* :mod:`~physid.pushing.figures` and :mod:`~physid.pushing.identify_figures`: the figures
-  and explorers of the two chapters.
+* :mod:`~physid.pushing.target`: Eq. (1) as a target; :mod:`~physid.pushing.budget`: what a
+  method may spend and what it found; :mod:`~physid.pushing.identify`: Algorithm 1 and its
+  baselines, registered once;
+* :mod:`~physid.pushing.chapters.pushing_lcp` and :mod:`~physid.pushing.chapters.pushing_identify`:
+  the experiments of the two chapters (the protocol of §7 and the identification studies as
+  independent jobs), each with its ``*_figures`` module (figures and explorers).
 """
 
 from physid.pushing.bullet import MAX_LINKS, simulate_bullet

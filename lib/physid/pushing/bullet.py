@@ -38,7 +38,7 @@ force or lies within :data:`TOUCH_DISTANCE` of the skin; the normal impulse is t
 points' normal forces times the time step; the contact point is their mean, in the object frame
 (the base frame, x–y), and its side the side of the nearest exposed face (−1 while not
 touching, when the point is the boundary point nearest the finger's centre, as in the engines).
-Gravity is :data:`physid.constants.GRAVITY`. The object settles for ``settle_steps`` steps
+Gravity is :data:`physid.core.constants.GRAVITY`. The object settles for ``settle_steps`` steps
 before the push starts; times count from the start of the push. Cell positions are read with
 forward kinematics: without it pybullet returns the link poses of the step before (0.8 mm behind
 at 0.2 m/s).
@@ -67,7 +67,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from physid.constants import GRAVITY
+from physid.core.constants import GRAVITY
+from physid.core.quiet_bullet import import_pybullet
+from physid.core.validate import check_count, check_positive
 from physid.pushing.finger import (
     FINGER,
     ContactRecord,
@@ -78,10 +80,6 @@ from physid.pushing.finger import (
 from physid.pushing.objects import CellObject, check_frictions, check_masses, check_object
 from physid.pushing.pushes import Push, check_reachable, finger_start
 from physid.pushing.simulate import Trajectory, sample_indices
-from physid.quiet_bullet import import_pybullet
-from physid.validate import check_count, check_positive
-
-p = import_pybullet()
 
 __all__ = [
     "BULLET_DT",
@@ -139,6 +137,7 @@ def _numpy(name: str, values, default: Tensor) -> np.ndarray:
 
 def create_table(client: int) -> int:
     """A static 4 × 4 m table with its top at z = 0 and lateral friction 1."""
+    p = import_pybullet()
     shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[2, 2, 0.05], physicsClientId=client)
     table = p.createMultiBody(0, shape, -1, [0, 0, -0.05], physicsClientId=client)
     p.changeDynamics(table, -1, lateralFriction=TABLE_FRICTION, restitution=0.0,
@@ -190,6 +189,7 @@ def create_object(
 
     Frictions above :data:`MAX_FRICTION` (Bullet's clamp of 10 on the combined coefficient)
     are refused; so are objects of more than ``MAX_LINKS − 1`` cells."""
+    p = import_pybullet()
     check_object(obj)
     _check_links(obj)
     _check_finger(finger)
@@ -246,6 +246,7 @@ def create_finger(
     """The kinematic finger of ``push``: a mass-0 upright cylinder at
     :func:`~physid.pushing.pushes.finger_start`, its bottom :data:`FINGER_LIFT` above the
     table, that collides with the skin of ``body`` and with none of its cells."""
+    p = import_pybullet()
     start = finger_start(push, finger)
     shape = p.createCollisionShape(p.GEOM_CYLINDER, radius=finger.radius, height=FINGER_HEIGHT,
                                    physicsClientId=client)
@@ -265,6 +266,7 @@ def create_finger(
 def _cell_positions(client: int, body: int, k: int) -> np.ndarray:
     """The cells' world x–y (k, 2) now (without forward kinematics pybullet would return the
     link poses of the previous step)."""
+    p = import_pybullet()
     states = p.getLinkStates(body, list(range(k)), computeForwardKinematics=1,
                              physicsClientId=client)
     return np.array([s[0][:2] for s in states])
@@ -276,6 +278,7 @@ def _finger_contact(
     """This step's contact of the finger with the skin (the only links of ``body`` it collides
     with): touching, normal impulse (N·s) and the mean world point (3,) of the touching
     contact points (None if none). Bullet finds them before it moves the bodies."""
+    p = import_pybullet()
     points = p.getContactPoints(pusher, body, physicsClientId=client)
     force = np.array([c[9] for c in points])
     distance = np.array([c[8] for c in points])
@@ -289,6 +292,7 @@ def _finger_contact(
 def _one_push(obj, push, finger, indices, masses, frictions, time_step, settle_steps, gravity):
     """Cell positions (S, k, 2) at the step ``indices`` and the finger's touching (T,),
     normal impulse (T,) and contact point (T, 2, object frame) over steps 1 … max(indices)."""
+    p = import_pybullet()
     client = p.connect(p.DIRECT)
     try:
         p.setGravity(0, 0, -gravity, physicsClientId=client)

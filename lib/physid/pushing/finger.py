@@ -32,8 +32,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from physid.core.validate import check_nonnegative, check_positive
 from physid.pushing.objects import CellObject, check_object
-from physid.validate import check_nonnegative, check_positive
 
 __all__ = [
     "COUPLED",

@@ -1,30 +1,19 @@
-"""Identifying each cell's mass and friction from observed pushes (Song & Boularias §3, §6–7).
+"""Algorithm 1 of Song & Boularias and its baselines, registered once, and :func:`identify`.
 
-The loss is Eq. (1): every observation interval of every training push is restarted from the
-observed pose and twist (with the finger where it was at that time) and simulated for one
-interval; the loss is the mean over pushes, intervals and cells of the distance between the
-predicted and the observed cell positions at the end of the interval, in metres
-(:class:`PushingTarget`). It is Eq. (1) divided by the number of terms and cells, so that it
-reads as a position error.
-
-:class:`PushingTarget` is a :class:`physid.inference.likelihood.Target` of Part II: the
-parameters are the paper's ``θ = [M, μ_f]`` (2k entries, masses first) normalised to the unit
-box :data:`MASS_LIMITS` × :data:`FRICTION_LIMITS` (the authors' search box), and its
-log-likelihood is ``−loss / noise`` (a Gibbs density), so Part II's estimators can sample it.
-
-Every identification method takes the same inputs (a target on the training pushes, a
-:class:`Budget` in simulations and/or seconds, a seed), runs through a :class:`Tracker` that
-counts simulations (one push simulated for its duration, however it is cut into restarts) and
-wall time, and records every improvement of the training loss in a :class:`History`, as the
-authors' code does. Methods register once, with :func:`method`, in :data:`METHODS`.
+Every identification method takes the same inputs (a
+:class:`~physid.pushing.target.PushingTarget` on the training pushes, a
+:class:`~physid.pushing.budget.Budget` in simulations and/or seconds, a seed) and runs through a
+:class:`~physid.pushing.budget.Tracker` that counts what it spends and records every improvement
+of the training loss. Methods register once, with :func:`method`, in :data:`METHODS`; each entry
+carries its label in figures and tables, its options, the formulation its target simulates and
+whether it is in the paper.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import cma
 import numpy as np
@@ -32,371 +21,17 @@ import torch
 from scipy.optimize import minimize
 from torch import Tensor
 
-from physid.constants import GRAVITY
-from physid.inference.likelihood import Limits, Target
-from physid.pushing.finger import FaceGeometry
-from physid.pushing.observations import OBSERVATION_PERIOD, Observations
-from physid.pushing.pushes import PushBatch
-from physid.pushing.simulate import FORMULATIONS, cell_position_error
-from physid.validate import (
-    check_choice,
-    check_count,
-    check_in_range,
-    check_positive,
-    check_seed,
-    check_tensor,
-)
-
-__all__ = [
-    "DT",
-    "FRICTION_LIMITS",
-    "MASS_LIMITS",
-    "METHODS",
-    "Budget",
-    "Exhausted",
-    "History",
-    "Identification",
-    "MethodSpec",
-    "PushingTarget",
-    "Tracker",
-    "identifiable_map",
-    "identify",
-    "method",
-    "start_point",
-]
-
-#: The authors' search box for each cell's mass (kg): only relative masses matter (a global
-#: scale leaves every push unchanged), so the unit is theirs.
-MASS_LIMITS = (0.1, 5.0)
-#: The authors' search box for each cell's friction coefficient with the table.
-FRICTION_LIMITS = (0.1, 1.0)
-#: The engines' time step (s) during identification: five steps per observation interval.
-DT = 0.01
-#: Restarts simulated in one batch by each formulation: memory stays bounded, and the
-#: deadline of a time budget is checked after every step of a batch (formulation 1's steps
-#: are slow, so its batches are small).
-CHUNK = {"rigid": 192, "lcp": 8}
-
-
-def identifiable_map(masses: Tensor, frictions: Tensor) -> Tensor:
-    """``μ_i M_i / Σ_j μ_j M_j`` (..., k): what pushes on a table determine (the normal load
-    and so the friction force of each cell is ``μ_i M_i g``; a global scale of the masses
-    changes no trajectory)."""
-    product = masses * frictions
-    return product / product.sum(-1, keepdim=True)
-
-
-class Exhausted(Exception):
-    """The budget of a :class:`Tracker` is spent."""
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What a method may spend: ``simulations`` (pushes simulated for their duration) and/or
-    ``seconds`` of wall time; None leaves one unlimited, not both."""
-
-    simulations: int | None = None
-    seconds: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.simulations is None and self.seconds is None:
-            raise ValueError("budget must limit simulations or seconds, got neither")
-        if self.simulations is not None:
-            object.__setattr__(self, "simulations", check_count("simulations",
-                                                                self.simulations))
-        if self.seconds is not None:
-            object.__setattr__(self, "seconds", check_positive("seconds", self.seconds))
-
-
-class PushingTarget(Target):
-    """Eq. (1) on observed pushes, as a Part II target (module docstring).
-
-    Args:
-        data: the training pushes, observed (:class:`~physid.pushing.observations.Observations`).
-        formulation: ``"rigid"`` (formulation 2) or ``"lcp"`` (formulation 1, the LCP of
-            Figure 2): the engine simulated and differentiated.
-        noise: σ (m) of the Gibbs log-likelihood ``−loss / σ``.
-        friction_dirs: directions of the friction pyramid D (4 in the paper).
-    """
-
-    def __init__(self, data: Observations, formulation: str = "rigid", noise: float = 1e-3,
-                 friction_dirs: int = 4):
-        if not isinstance(data, Observations):
-            raise TypeError(f"data must be Observations, got {type(data).__name__}")
-        self.formulation = check_choice("formulation", formulation, sorted(FORMULATIONS))
-        self.noise = check_positive("noise", noise)
-        self.friction_dirs = check_count("friction_dirs", friction_dirs, minimum=3)
-        check_tensor("data.positions", data.positions, dtype=torch.float64)
-        self.data = data
-        obj = data.obj
-        self.obj = obj
-        self.k = len(obj)
-        self.dim = self.n_params = 2 * self.k
-        self.limits = Limits(
-            tuple(f"M_{i}" for i in range(self.k)) + tuple(f"mu_{i}" for i in range(self.k)),
-            np.repeat([MASS_LIMITS[0], FRICTION_LIMITS[0]], self.k),
-            np.repeat([MASS_LIMITS[1], FRICTION_LIMITS[1]], self.k),
-        )
-        self.steps = round(OBSERVATION_PERIOD / DT)
-        n_push, n_obs = data.positions.shape[:2]
-        # One restart per push and observation interval: push b from observation t.
-        push_index = torch.arange(n_push).repeat_interleave(n_obs - 1)
-        obs_index = torch.arange(n_obs - 1).repeat(n_push)
-        batch = PushBatch.from_pushes(obj, list(data.pushes))
-        self._pushes = replace(
-            _select(batch, push_index),
-            start=batch.start[push_index] + batch.velocity[push_index]
-            * data.times[obs_index].unsqueeze(1),
-        )
-        self._poses = data.poses[push_index, obs_index]
-        self._twists = data.twists[push_index, obs_index]
-        self._observed = data.positions[push_index, obs_index + 1]
-        self._faces = FaceGeometry.of(obj, obj.centres)
-        self.n_restarts = len(push_index)
-        #: Simulations one evaluation costs per particle: one per training push.
-        self.simulations_per_evaluation = n_push
-        self.deadline: float | None = None
-
-    # -- parameters ------------------------------------------------------------------------
-    def physical(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """Masses and frictions (N, k) of unit-box particles ``x`` (N, 2k)."""
-        theta = self.limits.denormalise(x)
-        return theta[..., : self.k], theta[..., self.k :]
-
-    def _log_likelihood(self, x: Tensor) -> Tensor:
-        return -self.loss(x) / self.noise
-
-    # -- Eq. (1) ---------------------------------------------------------------------------
-    def _rollout(self, masses: Tensor, frictions: Tensor, rows: Tensor) -> Tensor:
-        """Restarted rollouts (len(rows), steps + 1, k, 2) of particles and restarts ``rows``
-        (pairs: particle index, restart index)."""
-        particle, restart = rows[:, 0], rows[:, 1]
-        positions, _ = FORMULATIONS[self.formulation](
-            self.obj.centres, masses[particle], frictions[particle],
-            _select(self._pushes, restart), self._twists[restart],
-            cell_side=self.obj.cell_side, dt=DT, n_steps=self.steps,
-            friction_dirs=self.friction_dirs, faces=self._faces,
-            initial_pose=self._poses[restart], on_step=self._check_deadline,
-        )
-        return positions
-
-    def _check_deadline(self) -> None:
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise Exhausted("the time budget ran out during an evaluation")
-
-    def _chunks(self, n: int):
-        rows = torch.cartesian_prod(torch.arange(n), torch.arange(self.n_restarts))
-        chunk = CHUNK[self.formulation]
-        for start in range(0, len(rows), chunk):
-            self._check_deadline()
-            yield rows[start : start + chunk]
-
-    def _residual(self, positions: Tensor, rows: Tensor) -> Tensor:
-        """Mean-cell distance (len(rows),) at the end of each restarted interval."""
-        return (positions[:, -1] - self._observed[rows[:, 1]]).norm(dim=-1).mean(-1)
-
-    def loss(self, x: Tensor) -> Tensor:
-        """Eq. (1) per particle (N,) in metres (module docstring), differentiable in ``x``."""
-        x = self.check_x(x)
-        masses, frictions = self.physical(x)
-        total = x.new_zeros(len(x))
-        for rows in self._chunks(len(x)):
-            residual = self._residual(self._rollout(masses, frictions, rows), rows)
-            total = total.index_add(0, rows[:, 0], residual)
-        return total / self.n_restarts
-
-    def loss_and_grad(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """:meth:`loss` (N,) and its exact gradient (N, 2k) in ``x``, by autograd through the
-        engine, accumulated chunk by chunk."""
-        x = self.check_x(x).detach()
-        total, grad = x.new_zeros(len(x)), torch.zeros_like(x)
-        for rows in self._chunks(len(x)):
-            xr = x.clone().requires_grad_(True)
-            masses, frictions = self.physical(xr)
-            residual = self._residual(self._rollout(masses, frictions, rows), rows)
-            part = x.new_zeros(len(x)).index_add(0, rows[:, 0], residual)
-            (g,) = torch.autograd.grad(part.sum(), xr)
-            total, grad = total + part.detach(), grad + g
-        return total / self.n_restarts, grad / self.n_restarts
-
-    def algorithm1(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """:meth:`loss` (N,) and Algorithm 1's direction (N, k) for the frictions, from the
-        forward simulation only (§6).
-
-        Under the paper's assumptions (rigid object, fixed inelastic finger contact) only
-        cell i's own ground-friction impulse depends on μ_i: ``∂v_i/∂μ_i = M_i⁻¹ ∂λ_i/∂μ_i =
-        −g Δt ŝ_i`` with ŝ_i the cell's direction of motion in the step, the forward
-        simulation's own impulse per unit μ. Summed over the steps of each restarted interval
-        (a velocity change at step j moves the cell for the remaining ``n − j`` steps) and
-        projected on the derivative of the interval's residual, Σ_t (x̂ − x)/‖x̂ − x‖ · ∂x̂/∂μ.
-        """
-        x = self.check_x(x).detach()
-        masses, frictions = self.physical(x)
-        total = x.new_zeros(len(x))
-        direction = x.new_zeros(len(x), self.k)
-        weights = torch.arange(self.steps, 0, -1, dtype=x.dtype)  # n − j, j = 0 … n − 1
-        with torch.no_grad():
-            for rows in self._chunks(len(x)):
-                positions = self._rollout(masses, frictions, rows)
-                residual = positions[:, -1] - self._observed[rows[:, 1]]
-                distance = residual.norm(dim=-1)  # (R, k)
-                unit = residual / distance.clamp_min(1e-15).unsqueeze(-1) / self.k
-                moves = positions[:, 1:] - positions[:, :-1]  # (R, n, k, 2)
-                slip = moves / moves.norm(dim=-1, keepdim=True).clamp_min(1e-12)
-                slip = torch.where(moves.norm(dim=-1, keepdim=True) > 1e-12, slip, 0.0)
-                effect = -GRAVITY * DT**2 * torch.einsum("j,rjkd->rkd", weights, slip)
-                per_cell = (unit * effect).sum(-1)  # (R, k)
-                total = total.index_add(0, rows[:, 0], distance.mean(-1))
-                direction = direction.index_add(0, rows[:, 0], per_cell)
-        return total / self.n_restarts, direction / self.n_restarts
-
-    def rollout_error(self, x: Tensor, data: Observations | None = None) -> Tensor:
-        """The metric of §7 (N,): the mean over pushes and cells of the distance between the
-        final cell positions of a full rollout from rest and those observed in ``data``
-        (default: the training pushes), in metres."""
-        masses, frictions = self.physical(self.check_x(x).detach())
-        return self.final_error(masses, frictions, data)
-
-    def final_positions(self, masses: Tensor, frictions: Tensor,
-                        data: Observations | None = None) -> Tensor:
-        """Final cell positions (N, B, k, 2) of full rollouts from rest of the pushes of
-        ``data`` (default: the training pushes) with physical ``masses`` and ``frictions``
-        (N, k), which need not lie in the search box."""
-        data = self.data if data is None else data
-        if not isinstance(data, Observations) or len(data.obj) != self.k:
-            raise ValueError(f"data must be Observations of an object of {self.k} cells")
-        check_tensor("masses", masses, shape=(None, self.k), dtype=torch.float64, positive=True)
-        check_tensor("frictions", frictions, shape=(len(masses), self.k), dtype=torch.float64,
-                     nonnegative=True)
-        n, b = len(masses), len(data)
-        batch = PushBatch.from_pushes(data.obj, list(data.pushes))
-        steps = round(float(data.times[-1]) / DT)
-        finals = []
-        chunk = CHUNK[self.formulation]
-        with torch.no_grad():
-            for start in range(0, n * b, chunk):
-                rows = torch.arange(start, min(n * b, start + chunk))
-                particle, push = rows // b, rows % b
-                positions, _ = FORMULATIONS[self.formulation](
-                    data.obj.centres, masses[particle], frictions[particle],
-                    _select(batch, push), masses.new_zeros(len(rows), 3),
-                    cell_side=data.obj.cell_side, dt=DT, n_steps=steps,
-                    friction_dirs=self.friction_dirs, faces=self._faces,
-                )
-                finals.append(positions[:, -1])
-        return torch.cat(finals).reshape(n, b, self.k, 2)
-
-    def final_error(self, masses: Tensor, frictions: Tensor, data: Observations | None = None
-                    ) -> Tensor:
-        """:meth:`rollout_error` of physical ``masses`` and ``frictions`` (N, k), which need
-        not lie in the search box (the ground truth's error is the model's floor)."""
-        data = self.data if data is None else data
-        final = self.final_positions(masses, frictions, data)
-        return cell_position_error(final, data.positions[:, -1].expand_as(final)).mean(1)
-
-
-def _select(batch: PushBatch, index: Tensor) -> PushBatch:
-    """The pushes ``index`` of ``batch``."""
-    return replace(batch, cell=batch.cell[index], contact=batch.contact[index],
-                   normal=batch.normal[index], velocity=batch.velocity[index],
-                   start=batch.start[index])
-
-
-# -- the record of a run -------------------------------------------------------------------
-
-
-@dataclass
-class History:
-    """Every improvement of the training loss: the simulations used and the wall time (s)
-    when it was found, the loss (m) and the estimate (unit box, (2k,))."""
-
-    simulations: list[int] = field(default_factory=list)
-    seconds: list[float] = field(default_factory=list)
-    loss: list[float] = field(default_factory=list)
-    estimates: list[np.ndarray] = field(default_factory=list)
-
-    def best_at(self, simulations: float | None = None, seconds: float | None = None) -> int:
-        """Index of the last improvement within ``simulations`` and ``seconds`` (0 if none)."""
-        best = 0
-        for i, (s, t) in enumerate(zip(self.simulations, self.seconds, strict=True)):
-            if (simulations is None or s <= simulations) and (seconds is None or t <= seconds):
-                best = i
-        return best
-
-
-class Tracker:
-    """Evaluates a :class:`PushingTarget` for a method within a :class:`Budget`: counts
-    simulations and wall time, records improvements in its ``history`` (a :class:`History`),
-    raises :class:`Exhausted` before an evaluation it cannot afford or once the time is
-    spent.
-
-    The history starts with the start point ``x0`` (unit box, (2k,)) and its loss
-    ``start_loss``, at 0 simulations and 0 s: every method starts there, and the start is
-    evaluated once, outside the budgets."""
-
-    def __init__(self, target: PushingTarget, budget: Budget, x0: np.ndarray,
-                 start_loss: float):
-        self.target, self.budget = target, budget
-        self.simulations = 0
-        self.history = History([0], [0.0], [float(start_loss)], [np.array(x0, dtype=float)])
-        self.best = float(start_loss)
-        self.best_x: np.ndarray = np.array(x0, dtype=float)
-        self.start = time.perf_counter()
-        target.deadline = None if budget.seconds is None else self.start + budget.seconds
-
-    @property
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start
-
-    def affordable(self) -> int:
-        """How many particles the budget can still evaluate (simulations only)."""
-        if self.budget.simulations is None:
-            return 1 << 30
-        return (self.budget.simulations - self.simulations) // (
-            self.target.simulations_per_evaluation)
-
-    def _charge(self, n: int) -> None:
-        if n > self.affordable():
-            raise Exhausted("the simulation budget is spent")
-        if self.budget.seconds is not None and self.elapsed > self.budget.seconds:
-            raise Exhausted("the time budget is spent")
-
-    def _record(self, x: Tensor, loss: Tensor) -> None:
-        self.simulations += len(x) * self.target.simulations_per_evaluation
-        seconds = self.elapsed
-        for row, value in zip(x.detach().numpy(), loss.detach().tolist(), strict=True):
-            if value < self.best:
-                self.best, self.best_x = value, row.copy()
-                self.history.simulations.append(self.simulations)
-                self.history.seconds.append(seconds)
-                self.history.loss.append(value)
-                self.history.estimates.append(row.copy())
-
-    def loss(self, x: Tensor) -> Tensor:
-        """Eq. (1) of each particle (N,)."""
-        self._charge(len(x))
-        value = self.target.loss(x).detach()
-        self._record(x, value)
-        return value
-
-    def loss_and_grad(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """Eq. (1) and its exact gradient in the unit box (autograd through the engine)."""
-        self._charge(len(x))
-        value, grad = self.target.loss_and_grad(x)
-        self._record(x, value)
-        return value, grad
-
-    def algorithm1(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """Eq. (1) and Algorithm 1's per-cell direction (:meth:`PushingTarget.algorithm1`)."""
-        self._charge(len(x))
-        value, direction = self.target.algorithm1(x)
-        self._record(x, value)
-        return value, direction
-
+from physid.core.registry import Registry
+from physid.core.validate import check_in_range, check_seed
+from physid.pushing.budget import Budget, History, Tracker
+from physid.pushing.observations import Observations
+from physid.pushing.target import MASS_LIMITS, Exhausted, PushingTarget, start_point
 
 # -- the methods, registered once ----------------------------------------------------------
 
 MethodFn = Callable[[Tracker, np.ndarray, np.random.Generator, dict], None]
+
+__all__ = ["METHODS", "Identification", "MethodSpec", "identify", "method"]
 
 
 @dataclass(frozen=True)
@@ -413,18 +48,17 @@ class MethodSpec:
 
 
 #: Every identification method, by name, in the order of the figures.
-METHODS: dict[str, MethodSpec] = {}
+METHODS: Registry[MethodSpec] = Registry("method", MethodSpec)
 
 
 def method(name: str, label: str, options: dict | None = None, formulation: str = "rigid",
            in_paper: bool = True) -> Callable[[MethodFn], MethodFn]:
-    """Register ``fn(tracker, x0, rng, options)`` as the method ``name``: it improves on the
-    start ``x0`` (unit box, (2k,)) until the tracker raises :class:`Exhausted` or it is done."""
+    """Register ``fn(tracker, x0, rng, options)`` as the method ``name``: it improves on the start
+    ``x0`` (unit box, (2k,)) until the tracker raises :class:`~physid.pushing.target.Exhausted` or
+    it is done."""
 
     def register(fn: MethodFn) -> MethodFn:
-        if name in METHODS:
-            raise ValueError(f"method {name!r} is registered twice")
-        METHODS[name] = MethodSpec(name, fn, label, dict(options or {}), formulation, in_paper)
+        METHODS.add(MethodSpec(name, fn, label, dict(options or {}), formulation, in_paper))
         return fn
 
     return register
@@ -565,8 +199,9 @@ def _nelder_mead(tracker: Tracker, x0: np.ndarray, rng: np.random.Generator, o: 
 
 @dataclass(frozen=True)
 class Identification:
-    """The outcome of :func:`identify`: the method, its best estimate (masses and frictions,
-    (k,) each), its :class:`History`, the simulations and seconds it used and why it stopped."""
+    """The outcome of :func:`identify`: the method, its best estimate (masses and frictions, (k,)
+    each), its :class:`~physid.pushing.budget.History`, the simulations and seconds it used and why
+    it stopped."""
 
     method: str
     masses: np.ndarray
@@ -577,21 +212,12 @@ class Identification:
     stopped: str
 
 
-def start_point(k: int) -> np.ndarray:
-    """The authors' start (unit box, (2k,)): every mass at half its box range (2.45 kg) and
-    every friction at 0.5."""
-    mass = (MASS_LIMITS[1] - MASS_LIMITS[0]) * 0.5
-    unit_mass = (mass - MASS_LIMITS[0]) / (MASS_LIMITS[1] - MASS_LIMITS[0])
-    unit_friction = (0.5 - FRICTION_LIMITS[0]) / (FRICTION_LIMITS[1] - FRICTION_LIMITS[0])
-    return np.concatenate([np.full(k, unit_mass), np.full(k, unit_friction)])
-
-
 def identify(name: str, data: Observations, budget: Budget, seed: int = 0,
              options: dict | None = None, noise: float = 1e-3) -> Identification:
     """Run the registered method ``name`` on the training pushes ``data`` within ``budget``
     from the authors' start, its random draws seeded by ``seed``; ``options`` override the
     method's registered ones. Every argument is checked before any work."""
-    spec = METHODS[check_choice("name", name, sorted(METHODS))]
+    spec = METHODS.get(name, "name")
     if not isinstance(data, Observations):
         raise TypeError(f"data must be Observations, got {type(data).__name__}")
     if not isinstance(budget, Budget):

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from physid.validate import check_count, check_positive, check_tensor
+from physid.core.validate import check_count, check_positive, check_tensor
 
 __all__ = ["Coupling", "LCPSolution", "SolverError", "solve_lcp"]
 

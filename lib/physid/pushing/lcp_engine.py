@@ -37,122 +37,46 @@ The LCP is scaled to O(1): velocities in m/s, impulses in units of the mean cell
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
 from torch import Tensor
 
-from physid.constants import GRAVITY
+from physid.pushing.engine import Scene, Stepping
 from physid.pushing.finger import (
     COUPLED,
-    FINGER,
     ContactRecord,
-    FaceGeometry,
-    Finger,
     FingerRows,
     Recorder,
     finger_contact,
 )
 from physid.pushing.lcp import Coupling, solve_lcp
-from physid.pushing.pushes import PushBatch
-from physid.pushing.rollout_args import check_rollout_args
-from physid.validate import check_count
+from physid.pushing.planar import friction_block, friction_directions, perp, rotate, se2_step
 
-__all__ = ["friction_directions", "rollout"]
-
-
-def friction_directions(n_dirs: int, like: Tensor) -> Tensor:
-    """The ``(n_dirs, 2)`` unit directions ``d_j`` of D, counter-clockwise from +x."""
-    n_dirs = check_count("friction_dirs", n_dirs, minimum=3)
-    angles = torch.arange(n_dirs, dtype=like.dtype, device=like.device) * (2 * math.pi / n_dirs)
-    return torch.stack([torch.cos(angles), torch.sin(angles)], dim=1)
-
-
-def friction_block(n_dirs: int, count: int, like: Tensor) -> Tensor:
-    """``(1, count, n_dirs + 1, n_dirs + 1)`` blocks ``[[0, ζ], [−ζᵀ, 0]]`` of F (§5)."""
-    blk = like.new_zeros(n_dirs + 1, n_dirs + 1)
-    blk[:n_dirs, n_dirs] = 1.0
-    blk[n_dirs, :n_dirs] = -1.0
-    return blk.expand(1, count, n_dirs + 1, n_dirs + 1)
-
-
-def rotation(theta: Tensor) -> Tensor:
-    """Rotation matrices ``(..., 2, 2)`` of angles ``theta (...)``."""
-    c, s = torch.cos(theta), torch.sin(theta)
-    return torch.stack([c, -s, s, c], -1).unflatten(-1, (2, 2))
-
-
-def rotate(theta: Tensor, vec: Tensor) -> Tensor:
-    """Rotate ``vec (..., 2)`` by angles ``theta (...)``."""
-    return (rotation(theta) @ vec.unsqueeze(-1)).squeeze(-1)
-
-
-def perp(vec: Tensor) -> Tensor:
-    """``ẑ × vec``: the velocity of offset ``vec`` under a unit angular velocity."""
-    return vec @ vec.new_tensor([[0.0, 1.0], [-1.0, 0.0]])
-
-
-def cross(a: Tensor, b: Tensor) -> Tensor:
-    """Planar cross product ``a_x b_y − a_y b_x``."""
-    return (perp(a) * b).sum(-1)
-
-
-def se2_step(pos: Tensor, omega: Tensor, vel: Tensor, dt: float) -> Tensor:
-    """Position after ``dt`` of a point moving with the rigid velocity field ``(ω, vel)``.
-
-    ``pos + V(ω dt) vel dt`` with ``V(φ) = [[sin φ/φ, −(1−cos φ)/φ], [(1−cos φ)/φ, sin φ/φ]]``
-    ``= (sin(φ/2)/(φ/2)) R(φ/2)``, applied as a complex multiplication.
-    """
-    half = omega * (dt / 2)
-    flow = torch.polar(torch.sinc(half / math.pi) * dt, half)
-    return pos + torch.view_as_real(flow * torch.complex(vel[..., 0], vel[..., 1]))
+__all__ = ["rollout"]
 
 
 def rollout(
-    centres: Tensor,
-    masses: Tensor,
-    frictions: Tensor,
-    pushes: PushBatch | None,
-    initial_velocity: Tensor,
-    *,
-    cell_side: float,
-    dt: float,
-    n_steps: int,
-    friction_dirs: int = 4,
-    gravity: float = GRAVITY,
-    tol: float = 1e-9,
-    finger: Finger = FINGER,
-    faces: FaceGeometry | None = None,
-    on_step: Callable[[], None] | None = None,
-    initial_pose: Tensor | None = None,
+    scene: Scene, stepping: Stepping, on_step: Callable[[], None] | None = None
 ) -> tuple[Tensor, ContactRecord | None]:
     """Cell positions ``(B, n_steps + 1, k, 2)`` of formulation 1, one LCP (Eq. (2)) per step,
     and what the finger did (a :class:`~physid.pushing.finger.ContactRecord`, None without
     pushes).
 
-    ``centres (k, 2)`` object-frame cell centres; ``masses``, ``frictions (B, k)``; ``pushes``
-    a batch of B pushes or None (no pusher); ``initial_velocity (B, 3)`` the object's initial
-    twist ``[ω, vx, vy]`` at the object-frame origin (world axes); ``initial_pose (B, 3)`` the
-    object frame's initial ``[yaw, x, y]`` (None: the world frame); ``finger`` the pushing
-    disc and ``faces`` the object's exposed faces (required with pushes). Every argument is
-    checked first by :func:`physid.pushing.rollout_args.check_rollout_args`.
+    What is simulated and how are a :class:`~physid.pushing.engine.Scene` and a
+    :class:`~physid.pushing.engine.Stepping` (checked when they were made); ``on_step`` is
+    called after every step.
     """
-    s = check_rollout_args(
-        centres, masses, frictions, pushes, initial_velocity, cell_side=cell_side, dt=dt,
-        n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol, finger=finger,
-        faces=faces, initial_pose=initial_pose,
-    )
-    cell_side, dt, n_steps, gravity, tol = s.cell_side, s.dt, s.n_steps, s.gravity, s.tol
-    friction_dirs = s.friction_dirs
+    centres, masses, pushes, faces = scene.centres, scene.masses, scene.pushes, scene.faces
+    dt, tol, finger = stepping.dt, stepping.tol, stepping.finger
     batch, k = masses.shape
-    n_dirs, n = friction_dirs, 3 * k
+    n_dirs, n = stepping.friction_dirs, 3 * k
     dirs = friction_directions(n_dirs, masses)
     scale = masses.mean(1, keepdim=True)
-    inertia = masses * cell_side**2 / 6.0
+    inertia = masses * scene.cell_side**2 / 6.0
     mass_diag = torch.stack([inertia, masses, masses], 2).reshape(batch, n)
     Q = torch.diag_embed(mass_diag / scale)
-    bound = frictions * masses * (gravity * dt) / scale  # μ_i M_i g dt, scaled
+    bound = scene.frictions * masses * (stepping.gravity * dt) / scale  # μ_i M_i g dt, scaled
 
     # Ground friction rows (constant): −D on cell i's translational columns, 0 for η_i.
     per = n_dirs + 1
@@ -176,22 +100,22 @@ def rollout(
         A_joint[rows[:, axis], 3 * others + axis] = 1.0
         A_joint[rows[:, axis], 3 * ref + axis] = -1.0
 
-    if initial_pose is None:
+    if scene.initial_pose is None:
         theta = masses.new_zeros(batch, k)
         arms = centres.expand(batch, k, 2)
         pos = arms
     else:
-        theta = initial_pose[:, :1].expand(batch, k)
+        theta = scene.initial_pose[:, :1].expand(batch, k)
         arms = rotate(theta, centres.expand(batch, k, 2))
-        pos = initial_pose[:, None, 1:] + arms
-    omega0, v0 = initial_velocity[:, :1], initial_velocity[:, 1:]
+        pos = scene.initial_pose[:, None, 1:] + arms
+    omega0, v0 = scene.initial_velocity[:, :1], scene.initial_velocity[:, 1:]
     vel = torch.cat([omega0.expand(batch, k).unsqueeze(2),
                      (v0.unsqueeze(1) + omega0.unsqueeze(2) * perp(arms))], 2)
     idx = torch.arange(batch, device=masses.device)
     eye = torch.eye(2, dtype=masses.dtype, device=masses.device).expand(batch, 2, 2)
     record = None if pushes is None else Recorder(batch, masses)
     trajectory = [pos]
-    for step in range(n_steps):
+    for step in range(stepping.n_steps):
         lever = pos[:, others] - pos[:, ref : ref + 1]
         A = A_joint.expand(batch, -1, -1).clone()
         A[:, rows[:, 1], 3 * ref] = lever[..., 1]

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from physid.validate import check_count, check_positive, check_tensor
+from physid.core.validate import check_count, check_positive, check_tensor
 
 __all__ = ["OBJECT_NAMES", "CellObject", "from_mask", "load_object", "rectangle"]
 

@@ -11,7 +11,7 @@ pybullet, the book's "real world".
   positions, the object's pose and its twist at every observation time, what a restart of
   Eq. (1) needs;
 * :func:`make_experiment`: one experiment of §7.2: a ground truth, training and test pushes,
-  observed; the pybullet runs are cached on disk (:func:`physid.sweeps.memory`), keyed by the
+  observed; the pybullet runs are cached on disk (:func:`physid.core.sweeps.memory`), keyed by the
   object, the map, the pushes and the settings.
 """
 
@@ -24,13 +24,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from physid.core.sweeps import memory
+from physid.core.validate import check_choice, check_count, check_positive, check_seed, check_tensor
 from physid.pushing.bullet import BULLET_DT, simulate_bullet
 from physid.pushing.finger import FINGER, contact_events
 from physid.pushing.objects import OBJECT_NAMES, CellObject, check_object, load_object
 from physid.pushing.pushes import Push, random_pushes
 from physid.pushing.simulate import simulate
-from physid.sweeps import memory
-from physid.validate import check_choice, check_count, check_positive, check_seed, check_tensor
 
 __all__ = [
     "FRICTION_FACTOR",
@@ -194,7 +194,7 @@ def observe(obj: CellObject, pushes: Sequence[Push], masses: Tensor, frictions: 
     ``world`` and observe them every :data:`OBSERVATION_PERIOD` s, with one more sample a time
     step before each time for the twist: ``"bullet"`` is pybullet
     (:func:`physid.pushing.bullet.simulate_bullet`, cached on disk by the run's full
-    configuration, :func:`physid.sweeps.memory`), ``"rigid"`` is formulation 2 itself (no
+    configuration, :func:`physid.core.sweeps.memory`), ``"rigid"`` is formulation 2 itself (no
     model gap, and no link limit: for timings).
     """
     check_object(obj)

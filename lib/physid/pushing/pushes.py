@@ -23,9 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from physid.pushing.finger import FINGER, Finger, check_finger
-from physid.pushing.objects import CellObject, check_object
-from physid.validate import (
+from physid.core.validate import (
     check_array,
     check_count,
     check_nonnegative,
@@ -33,6 +31,8 @@ from physid.validate import (
     check_positive,
     check_seed,
 )
+from physid.pushing.finger import FINGER, Finger, check_finger
+from physid.pushing.objects import CellObject, check_object
 
 __all__ = [
     "CONTACT_SPREAD",

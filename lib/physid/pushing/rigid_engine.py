@@ -36,31 +36,20 @@ from dataclasses import dataclass, fields
 import torch
 from torch import Tensor
 
-from physid.constants import GRAVITY
+from physid.pushing.engine import Scene, Stepping
 from physid.pushing.finger import (
     COUPLED,
-    FINGER,
     FREE,
     LOCK,
     SLIDE,
     STICK,
     ContactRecord,
-    FaceGeometry,
-    Finger,
     FingerRows,
     Recorder,
     finger_contact,
 )
 from physid.pushing.lcp import Coupling, SolverError, solve_lcp
-from physid.pushing.lcp_engine import (
-    cross,
-    friction_block,
-    friction_directions,
-    perp,
-    se2_step,
-)
-from physid.pushing.pushes import PushBatch
-from physid.pushing.rollout_args import check_rollout_args
+from physid.pushing.planar import cross, friction_block, friction_directions, perp, se2_step
 
 __all__ = ["line_solve", "rigid_lcp_step", "rollout"]
 
@@ -233,50 +222,29 @@ def _moving_contact(masses, inertia, bound, arms, arm, target, omega, cell_vel, 
 
 
 def rollout(
-    centres: Tensor,
-    masses: Tensor,
-    frictions: Tensor,
-    pushes: PushBatch | None,
-    initial_velocity: Tensor,
-    *,
-    cell_side: float,
-    dt: float,
-    n_steps: int,
-    friction_dirs: int = 4,
-    gravity: float = GRAVITY,
-    tol: float = 1e-9,
-    finger: Finger = FINGER,
-    faces: FaceGeometry | None = None,
-    on_step: Callable[[], None] | None = None,
-    initial_pose: Tensor | None = None,
+    scene: Scene, stepping: Stepping, on_step: Callable[[], None] | None = None
 ) -> tuple[Tensor, ContactRecord | None]:
     """Cell positions ``(B, n_steps + 1, k, 2)`` of formulation 2 and the finger's
-    :class:`~physid.pushing.finger.ContactRecord` (same arguments and results as
-    :func:`physid.pushing.lcp_engine.rollout`)."""
-    s = check_rollout_args(
-        centres, masses, frictions, pushes, initial_velocity, cell_side=cell_side, dt=dt,
-        n_steps=n_steps, friction_dirs=friction_dirs, gravity=gravity, tol=tol, finger=finger,
-        faces=faces, initial_pose=initial_pose,
-    )
-    cell_side, dt, n_steps, gravity, tol = s.cell_side, s.dt, s.n_steps, s.gravity, s.tol
-    friction_dirs = s.friction_dirs
+    :class:`~physid.pushing.finger.ContactRecord` (the contract of :mod:`physid.pushing.engine`,
+    the same results as :func:`physid.pushing.lcp_engine.rollout`)."""
+    masses, pushes, dt, tol = scene.masses, scene.pushes, stepping.dt, stepping.tol
     batch, k = masses.shape
-    dirs = friction_directions(friction_dirs, masses)
-    inertia = masses * cell_side**2 / 6.0
-    bound = frictions * masses * (gravity * dt)
-    if initial_pose is None:
+    dirs = friction_directions(stepping.friction_dirs, masses)
+    inertia = masses * scene.cell_side**2 / 6.0
+    bound = scene.frictions * masses * (stepping.gravity * dt)
+    if scene.initial_pose is None:
         theta = masses.new_zeros(batch)
         origin = masses.new_zeros(batch, 2)
     else:
-        theta, origin = initial_pose[:, 0], initial_pose[:, 1:]
-    omega, v_origin = initial_velocity[:, 0], initial_velocity[:, 1:]
+        theta, origin = scene.initial_pose[:, 0], scene.initial_pose[:, 1:]
+    omega, v_origin = scene.initial_velocity[:, 0], scene.initial_velocity[:, 1:]
     # Planar rotations as unit complex numbers: fewer autograd nodes per step.
-    centres_c = torch.complex(centres[:, 0], centres[:, 1])
+    centres_c = torch.complex(scene.centres[:, 0], scene.centres[:, 1])
     arms0 = torch.view_as_real(torch.polar(torch.ones_like(theta), theta).unsqueeze(1) * centres_c)
     cell_vel = v_origin.unsqueeze(1) + omega[:, None, None] * perp(arms0)
     trajectory = []
     record = Recorder(batch, masses) if pushes is not None else None
-    for step in range(n_steps):
+    for step in range(stepping.n_steps):
         turn = torch.polar(torch.ones_like(theta), theta)
         arms = torch.view_as_real(turn.unsqueeze(1) * centres_c)
         trajectory.append(origin.unsqueeze(1) + arms)
@@ -286,8 +254,8 @@ def rollout(
             omega, v_origin = twist[:, 0], twist[:, 1:]
         else:
             omega, v_origin = _finger_step(
-                masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finger, faces,
-                pushes, turn, origin, step * dt, dt, record,
+                masses, inertia, bound, arms, omega, cell_vel, dirs, tol, stepping.finger,
+                scene.faces, pushes, turn, origin, step * dt, dt, record,
             )
         cell_vel = v_origin.unsqueeze(1) + omega[:, None, None] * perp(arms)
         theta = theta + omega * dt

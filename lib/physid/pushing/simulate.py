@@ -16,23 +16,27 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from physid.constants import GRAVITY
-from physid.progress import progress as progress_bar
-from physid.pushing import lcp_engine, rigid_engine
-from physid.pushing.finger import FINGER, ContactRecord, FaceGeometry, Finger, check_finger
-from physid.pushing.objects import CellObject, check_frictions, check_masses, check_object
-from physid.pushing.pushes import Push, PushBatch
-from physid.validate import (
+from physid.core.constants import GRAVITY
+from physid.core.progress import progress as progress_bar
+from physid.core.registry import Registry
+from physid.core.validate import (
     check_array,
-    check_choice,
     check_count,
     check_positive,
     check_tensor,
 )
+from physid.pushing import lcp_engine, rigid_engine
+from physid.pushing.engine import EngineSpec, Scene, Stepping
+from physid.pushing.finger import FINGER, ContactRecord, FaceGeometry, Finger, check_finger
+from physid.pushing.objects import CellObject, check_frictions, check_masses, check_object
+from physid.pushing.pushes import Push, PushBatch
 
 __all__ = ["FORMULATIONS", "Trajectory", "cell_position_error", "sample_indices", "simulate"]
 
-FORMULATIONS = {"rigid": rigid_engine.rollout, "lcp": lcp_engine.rollout}
+#: The two formulations of §5 by name (see :mod:`physid.pushing.engine`).
+FORMULATIONS: Registry[EngineSpec] = Registry("formulation", EngineSpec)
+FORMULATIONS.add(EngineSpec("rigid", rigid_engine, "one rigid body with k friction points"))
+FORMULATIONS.add(EngineSpec("lcp", lcp_engine, "one body per cell, tied by fixed joints"))
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,7 @@ def simulate(
     instead of on the world frame, and ``start_time`` (s, a number or (B,)) starts each push's
     finger where it is that long into the push: together they restart a push from an observed
     pose and twist (the one-step-ahead residuals of Eq. (1),
-    :class:`~physid.pushing.identify.PushingTarget`).
+    :class:`~physid.pushing.target.PushingTarget`).
 
     ``masses``/``frictions`` default to the object's, with shape (k,) or (B, k); the device of
     ``masses`` (else of the object) is used throughout. ``duration`` defaults to the pushes'
@@ -154,7 +158,7 @@ def simulate(
     Every argument is checked before any work (ValueError or TypeError naming it).
     """
     check_object(obj)
-    check_choice("formulation", formulation, sorted(FORMULATIONS))
+    engine = FORMULATIONS.get(formulation, "formulation")
     dt = check_positive("dt", dt)
     gravity = check_positive("gravity", gravity)
     tol = check_positive("tol", tol)
@@ -223,10 +227,10 @@ def simulate(
     centres = obj.centres.to(device)
     faces = FaceGeometry.of(obj, centres)
     with progress_bar(total=n_steps, desc="simulate", disable=not progress) as bar:
-        positions, contact = FORMULATIONS[formulation](
-            centres, m, f, pushes, twist, cell_side=obj.cell_side, dt=dt, n_steps=n_steps,
-            friction_dirs=friction_dirs, gravity=gravity, tol=tol, finger=finger, faces=faces,
-            on_step=bar.update, initial_pose=pose,
+        positions, contact = engine.rollout(
+            Scene(centres, m, f, obj.cell_side, twist, pushes, faces, pose),
+            Stepping(dt, n_steps, friction_dirs, gravity, tol, finger),
+            bar.update,
         )
     index = torch.tensor(indices, device=device)
     positions = positions.index_select(1, index)

@@ -1,0 +1,260 @@
+"""Reproduced claims: what a paper states, what we measured, and whether it holds.
+
+A chapter calls :func:`record_claim` once per claim it checks. The claim is displayed in
+the chapter as a short Markdown line, and carried in that output's metadata under the key
+:data:`CLAIM_KEY`. The book runner (:mod:`physid.book.runner`) collects these from every executed
+chapter into ``_build/reproduction/claims.json``, and :func:`report_markdown` renders them as
+the tables of the "Reproduction report" page.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from physid.core.scales import check_scale
+
+#: Output-metadata key under which an executed notebook carries a claim.
+CLAIM_KEY = "physid_claim"
+
+#: Claim-id prefixes and the source each one stands for, in report order.
+PAPERS: dict[str, str] = {
+    "song2020": "Song & Boularias (2020): identifying mechanical models by pushing",
+    "heiden2022": "Heiden et al. (2022): probabilistic inference of simulation parameters",
+    "zhong2021": "Zhong et al. (2021): Lagrangian and Hamiltonian networks with contact",
+    "tutorial": "The book's own tutorial chapters",
+}
+
+_ID_PATTERN = re.compile(r"^(song2020|heiden2022|zhong2021|tutorial)-[a-z0-9.]+(-[a-z0-9.]+)*$")
+_LABEL_PATTERN = re.compile(r"^[a-z0-9]+([-_][a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One reproduced claim; ``chapter`` is filled in by the book runner."""
+
+    id: str
+    statement: str
+    paper: str
+    ours: str
+    criterion: str
+    holds: bool
+    scale: str
+    section: str
+    why: str = field(default="")
+    chapter: str = field(default="")
+
+    @property
+    def source(self) -> str:
+        """Prefix of the id, naming the paper (or ``tutorial``) the claim belongs to."""
+        return self.id.split("-", 1)[0]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _as_text(value: object, name: str) -> str:
+    if isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be a number or a string, got the bool {value!r}")
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(f"{name} must be finite, got {value!r}")
+        return f"{number:.4g}"
+    if isinstance(value, str) and value.strip():
+        return value
+    raise ValueError(f"{name} must be a number or a non-empty string, got {value!r}")
+
+
+def make_claim(
+    id: str,
+    statement: str,
+    paper: object,
+    ours: object,
+    criterion: str,
+    holds: bool,
+    scale: str,
+    section: str,
+    why: str = "",
+) -> Claim:
+    """Validate the fields of a claim and return it (see :func:`record_claim`)."""
+    if not isinstance(id, str) or not _ID_PATTERN.match(id):
+        raise ValueError(
+            f"id must look like '<paper>-<words>' with <paper> one of {', '.join(PAPERS)} "
+            f"and lower-case words joined by '-', got {id!r}"
+        )
+    for name, text in (("statement", statement), ("criterion", criterion)):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{name} must be a non-empty string, got {text!r}")
+    if isinstance(holds, np.bool_):
+        holds = bool(holds)
+    if not isinstance(holds, bool):
+        raise ValueError(f"holds must be True or False, got {holds!r}")
+    if not isinstance(section, str) or not _LABEL_PATTERN.match(section):
+        raise ValueError(
+            "section must be the MyST label of the section that checks the claim "
+            f"(lower-case words joined by '-' or '_'), got {section!r}"
+        )
+    if not isinstance(why, str):
+        raise ValueError(f"why must be a string, got {why!r}")
+    if not holds and not why.strip():
+        raise ValueError(
+            f"claim {id!r} does not hold, so why must say in one sentence why it does not"
+        )
+    if holds and why.strip():
+        raise ValueError(f"claim {id!r} holds, so it takes no why; got {why!r}")
+    return Claim(
+        id=id,
+        statement=statement.strip(),
+        paper=_as_text(paper, "paper"),
+        ours=_as_text(ours, "ours"),
+        criterion=criterion.strip(),
+        holds=holds,
+        scale=check_scale(scale),
+        section=section,
+        why=" ".join(why.split()),
+    )
+
+
+def record_claim(
+    id: str,
+    statement: str,
+    paper: object,
+    ours: object,
+    criterion: str,
+    holds: bool,
+    scale: str,
+    section: str,
+    why: str = "",
+) -> Claim:
+    """Record a reproduced claim and show it in the chapter.
+
+    Args:
+        id: ``<paper>-<words>``, e.g. ``song2020-rigid-matches-lcp``; the prefix is one of
+            :data:`PAPERS`.
+        statement: the claim in one sentence, as the paper (or the chapter) makes it.
+        paper: the paper's value (a number or text, e.g. ``"< 1.5 cm"``).
+        ours: our measured value.
+        criterion: how ``holds`` was decided, e.g. ``"|mu - mu*| / mu* <= 1 %"``.
+        holds: whether our value meets the criterion.
+        scale: the scale the chapter ran at.
+        section: the MyST label (``(label)=``) of the chapter section that checks the claim;
+            the report links to it.
+        why: for a claim that does not hold, one sentence saying why (required then, and
+            refused for a claim that holds).
+    """
+    claim = make_claim(id, statement, paper, ours, criterion, holds, scale, section, why)
+    from IPython.display import display
+
+    verdict = "holds" if claim.holds else "does not hold"
+    markdown = (
+        f"**Claim `{claim.id}`** ({verdict}): {claim.statement} "
+        f"Paper: {claim.paper}; ours: {claim.ours}; criterion: {claim.criterion}."
+    )
+    if claim.why:
+        markdown += f" Why not: {claim.why}"
+    display(
+        {"text/markdown": markdown, "text/plain": markdown},
+        metadata={CLAIM_KEY: claim.as_dict()},
+        raw=True,
+    )
+    return claim
+
+
+def claims_from_notebook(nb: Any, chapter: str) -> list[Claim]:
+    """The claims an executed notebook recorded, tagged with ``chapter``."""
+    claims = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            metadata = output.get("metadata", {})
+            if CLAIM_KEY in metadata:
+                fields = dict(metadata[CLAIM_KEY])
+                fields["chapter"] = chapter
+                claims.append(Claim(**fields))
+    return claims
+
+
+def check_unique(claims: Iterable[Claim]) -> None:
+    """Raise a ValueError if two claims share an id (naming both chapters)."""
+    seen: dict[str, str] = {}
+    for claim in claims:
+        if claim.id in seen:
+            raise ValueError(
+                f"claim id {claim.id!r} is recorded twice: in {seen[claim.id]!r} "
+                f"and in {claim.chapter!r}"
+            )
+        seen[claim.id] = claim.chapter
+
+
+def write_claims(claims: Sequence[Claim], path: Path) -> Path:
+    """Write ``claims`` as a JSON list to ``path`` (creating its folder)."""
+    check_unique(claims)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([c.as_dict() for c in claims], indent=2, ensure_ascii=False))
+    return path
+
+
+def load_claims(path: Path) -> list[Claim]:
+    """Read a ``claims.json`` written by :func:`write_claims`."""
+    return [Claim(**fields) for fields in json.loads(Path(path).read_text())]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def report_markdown(claims: Sequence[Claim]) -> str:
+    """The claims as MyST Markdown: one table per paper, the verdict (✓ / ✗) first.
+
+    Each claim links to the section that checks it; a claim that does not hold shows its
+    ``why`` under the statement.
+    """
+    if not claims:
+        return "No chapter recorded a claim in this run.\n"
+    lines = [summary_line(claims), ""]
+    for source, title in PAPERS.items():
+        group = [c for c in claims if c.source == source]
+        if not group:
+            continue
+        lines += [
+            f"## {title}",
+            "",
+            "```{list-table}",
+            ":header-rows: 1",
+            ":widths: 4 40 16 18 22",
+            ":class: physid-claims",
+            "",
+        ]
+        lines += ["* - ", "  - claim", "  - paper", "  - ours", "  - criterion (scale)"]
+        for c in group:
+            verdict = "✓" if c.holds else "✗"
+            lines += [
+                f"* - {verdict}",
+                f"  - {_one_line(c.statement)}",
+                "",
+                f"    `{c.id}`: {{ref}}`{c.section}`",
+            ]
+            if c.why:
+                lines += ["", f"    **Does not hold:** {_one_line(c.why)}"]
+            lines += [
+                f"  - {_one_line(c.paper)}",
+                f"  - {_one_line(c.ours)}",
+                f"  - {_one_line(c.criterion)} ({c.scale})",
+            ]
+        lines += ["```", ""]
+    return "\n".join(lines)
+
+
+def summary_line(claims: Sequence[Claim]) -> str:
+    """``"N claims: H hold, F do not (ids)."``, for the report and the terminal."""
+    failing = [c.id for c in claims if not c.holds]
+    text = f"{len(claims)} claims: {len(claims) - len(failing)} hold, {len(failing)} do not"
+    return text + (f" ({', '.join(failing)})." if failing else ".")

@@ -1,0 +1,141 @@
+"""What chapters paste into their pages: glued numbers and words, figures, the figure style.
+
+Every number in a chapter's prose is glued from the run (never typed), and so is every input
+constant the prose mentions. :func:`glue_number` refuses NaN, infinities and values outside a
+range the caller states, so a broken result cannot reach a page as a plausible number.
+:func:`glue_count` glues a count with its noun in the right number ("1 push", "4 pushes").
+:func:`use_book_style` sets the one figure style of the book; chapters call it once.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable
+from typing import Any
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from physid.core.validate import check_count, check_number
+
+#: The book's figure style: legible at the page's width, sharp on high-density screens.
+BOOK_STYLE: dict[str, Any] = {
+    "figure.dpi": 150,
+    "savefig.dpi": 150,
+    "figure.figsize": (7.0, 3.6),
+    "figure.constrained_layout.use": True,
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "figure.titlesize": 11,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "image.cmap": "viridis",
+}
+
+
+def use_book_style() -> None:
+    """Apply :data:`BOOK_STYLE` to matplotlib (a chapter calls this once, after its imports)."""
+    mpl.rcParams.update(BOOK_STYLE)
+
+
+def glue_number(
+    name: str, value: Any, *, within: tuple[float, float] | None = None
+) -> float:
+    """Glue ``value`` as a Python float (``{glue:text}`name:.3f``` formats it).
+
+    ``value`` may be a Python, numpy or 0-d torch number. It must be finite and, when
+    ``within=(low, high)`` is given, lie in that closed range: a value outside it is a
+    ValueError naming the glue name, since the prose around it was written for that range.
+    """
+    from myst_nb import glue
+
+    low, high = within if within is not None else (None, None)
+    number = check_number(f"value for {name!r}", value, low=low, high=high)
+    glue(name, number, display=False)
+    return number
+
+
+def glue_text(name: str, text: str) -> str:
+    """Glue a short text (a computed word or phrase) for ``{glue:text}`name```."""
+    from myst_nb import glue
+
+    if not isinstance(text, str) or not text.strip():
+        raise TypeError(f"text for {name!r} must be a non-empty string, got {text!r}")
+    glue(name, text, display=False)
+    return text
+
+
+def plural(count: Any, singular: str, plural_form: str | None = None) -> str:
+    """``"1 push"``, ``"4 pushes"``: the count and its noun in the right number."""
+    n = check_count("count", count, minimum=0)
+    word = singular if n == 1 else (plural_form or singular + "s")
+    return f"{n:,} {word}"
+
+
+def glue_count(name: str, count: Any, singular: str, plural_form: str | None = None) -> str:
+    """Glue a count with its noun (see :func:`plural`) as text under ``name``."""
+    return glue_text(name, plural(count, singular, plural_form))
+
+
+def glue_figure(name: str, fig: Figure) -> None:
+    """Glue ``fig`` under ``name`` for a ``{glue:figure}`` directive, then close it.
+
+    Closing keeps the inline backend from showing the figure a second time at the end of the
+    cell; the book runner also writes every glued figure to ``_build/figures/<chapter>/``.
+    """
+    from myst_nb import glue
+
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig for {name!r} must be a matplotlib Figure, got {type(fig).__name__}")
+    glue(name, fig, display=False)
+    plt.close(fig)
+
+
+def figure_output(fig: Figure) -> dict[str, Any]:
+    """``fig`` as a notebook ``display_data`` output (PNG at the book's dpi), then closed."""
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight")
+    plt.close(fig)
+    png = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return {
+        "output_type": "display_data",
+        "data": {"image/png": png, "text/plain": "<Figure>"},
+        "metadata": {},
+    }
+
+
+def explorer(draw: Callable[..., Figure], **controls: Any) -> Any:
+    """An ipywidgets explorer: ``controls`` (widgets by keyword) over the figure ``draw`` makes.
+
+    ``draw(**values)`` returns a new matplotlib Figure for the controls' current values. The
+    figure is written into the view's Output widget as data (:func:`figure_output`), not
+    captured from a running cell as ``ipywidgets.interactive`` does: a notebook executed
+    headless (papermill, nbclient) then never routes cell output through the widget, a capture
+    that was seen to leave the client waiting forever, and the page built from the executed
+    notebook shows the default view. Moving a control redraws (with a live kernel).
+    """
+    import ipywidgets as widgets
+
+    if not callable(draw):
+        raise TypeError(f"draw must be callable, got {type(draw).__name__}")
+    if not controls:
+        raise ValueError("controls must name at least one widget")
+    output = widgets.Output()
+
+    def render(_change: object = None) -> None:
+        output.outputs = (figure_output(draw(**{k: w.value for k, w in controls.items()})),)
+
+    for control in controls.values():
+        control.observe(render, names="value")
+    render()
+    return widgets.VBox([*controls.values(), output])

@@ -1,0 +1,588 @@
+"""The experiments of the chapter on learning with the contact model (Zhong et al. 2021,
+Figs. 3–6, Tables 2–3, Appendices I, K and L).
+
+Every training run is a plain-data job of :func:`physid.contact.training.fit`, run through
+:func:`physid.core.sweeps.run_jobs` (local cores or a Dask cluster) and cached on disk by the job
+and the library's code (:func:`~physid.contact.training.fit_cached`). The sizes of each scale are in
+:data:`SIZES`; the authors' own learned values, read from their notebooks' outputs, are in the
+``AUTHORS_*`` constants, so that the chapter can set ours beside theirs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from physid.contact import datasets, training
+from physid.contact.models import MODELS, family
+from physid.contact.tasks import ROPE_SCALING_NODES, TASK_NAMES, make_task
+from physid.core.bench import Timing, interleaved
+from physid.core.scales import check_sizes, expect_sizes, select
+from physid.core.sweeps import run_jobs
+from physid.core.validate import check_count, check_device, check_positive, check_seed
+
+__all__ = [
+    "AUTHORS_BD5_RATIOS",
+    "AUTHORS_BP5_RATIOS",
+    "AUTHORS_COEFFICIENTS",
+    "AUTHORS_LCP",
+    "AUTHORS_NOISE",
+    "AUTHORS_ROPE",
+    "BASELINES",
+    "CM_MODELS",
+    "ELASTIC_TASKS",
+    "LearnSizes",
+    "SIZES",
+    "TABLE2_TASKS",
+    "coefficient_rows",
+    "efficiency_jobs",
+    "efficiency_rows",
+    "energy_drift",
+    "error_rows",
+    "grid_jobs",
+    "iteration_seconds",
+    "loglog_slope",
+    "mass_ratio_rows",
+    "noise_jobs",
+    "lcp_jobs",
+    "run",
+    "sizes",
+]
+
+#: The models with the contact model, CM and CMr, in CLNN and CHNN form.
+CM_MODELS = family("contact")
+#: The paper's baselines.
+BASELINES = family("baseline")
+#: Tasks with e = 1 and μ = 0, whose energy is conserved (Fig. 5).
+ELASTIC_TASKS = ("BP5-e", "CP3-e", "Gyro-e")
+#: Tasks of Table 2 with one friction and one restitution coefficient.
+TABLE2_TASKS = ("BP5-e", "CP3-e", "CP3", "Gyro-e", "Gyro")
+
+#: (μ, e) learned by the authors' models on the Table 2 tasks (their notebooks' outputs).
+AUTHORS_COEFFICIENTS: dict[str, dict[str, tuple[float, float]]] = {
+    "BP5-e": {m: (0.0, 1.0) for m in CM_MODELS},
+    "CP3-e": {
+        "CM-CD-CLNN": (0.0, 1.0),
+        "CM-CD-CHNN": (0.0, 1.0),
+        "CMr-CD-CLNN": (0.0016, 1.0),
+        "CMr-CD-CHNN": (0.0020, 1.0),
+    },
+    "CP3": {
+        "CM-CD-CLNN": (0.4998, 0.0048),
+        "CM-CD-CHNN": (0.5000, 0.0038),
+        "CMr-CD-CLNN": (0.5004, 0.0229),
+        "CMr-CD-CHNN": (0.5005, 0.0229),
+    },
+    "Gyro-e": {
+        "CM-CD-CLNN": (1.0168, 0.6430),
+        "CM-CD-CHNN": (0.9174, 0.6535),
+        "CMr-CD-CLNN": (0.0024, 1.0),
+        "CMr-CD-CHNN": (0.0024, 1.0),
+    },
+    "Gyro": {
+        "CM-CD-CLNN": (0.8764, 0.6569),
+        "CM-CD-CHNN": (0.9216, 0.6556),
+        "CMr-CD-CLNN": (0.0994, 0.8918),
+        "CMr-CD-CHNN": (0.0994, 0.8934),
+    },
+}
+#: BP5 mass ratios (true 1 : 2 : 6 : 8 : 10) learned by the authors' models.
+AUTHORS_BP5_RATIOS: dict[str, tuple[float, ...]] = {
+    "CM-CD-CLNN": (1.0, 2.0001, 6.0036, 8.0014, 10.0024),
+    "CM-CD-CHNN": (1.0, 2.0005, 6.0020, 8.0015, 10.0029),
+    "CMr-CD-CLNN": (1.0, 1.9998, 6.0004, 8.0033, 9.9997),
+    "CMr-CD-CHNN": (1.0, 2.0002, 6.0001, 7.9985, 10.0010),
+}
+#: BD5 mass ratios learned by the authors' CM-CD-CLNN (not recovered: their inertia was
+#: absolute in the dynamics and per unit mass in the contact model).
+AUTHORS_BD5_RATIOS: dict[str, tuple[float, ...]] = {
+    "CM-CD-CLNN": (1.0, 3.30, 10.51, 14.01, 17.80),
+}
+#: The authors' CM-CD-CLNN "traj. rel. error" trained on CM data and on LCP data.
+AUTHORS_LCP: dict[str, tuple[float, float]] = {
+    "BP5-e": (2.34e-5, 2.54e-3),
+    "CP3": (3.85e-3, 3.73e-3),
+    "CP3-e": (2.83e-3, 1.57e-2),
+    "Gyro": (2.39e-3, 5.49e-3),
+}
+#: (μ, e) learned by the authors' CM-CD-CLNN from noisy data, by (task, noise σ).
+AUTHORS_NOISE: dict[tuple[str, float], tuple[float, float]] = {
+    ("BP5-e", 0.01): (0.0, 0.927),
+    ("BP5-e", 0.05): (0.0, 0.037),
+    ("CP3", 0.01): (0.495, 0.018),
+    ("CP3", 0.05): (0.435, 0.063),
+    ("CP3-e", 0.01): (0.0009, 1.0),
+    ("CP3-e", 0.05): (0.0, 0.998),
+}
+#: The authors' "traj. rel. error" on the 50-, 100- and 200-node ropes.
+AUTHORS_ROPE: dict[str, tuple[float, float, float]] = {
+    "CM-CD-CLNN": (1.97e-3, 9.4e-4, 3.20e-3),
+    "MLP-CD-CLNN": (1.85e-2, 1.08e-2, 5.98e-3),
+    "IN-CP-CLNN": (2.31e-2, 1.27e-2, 6.87e-3),
+    "IN-CP-SP": (2.93e-2, 1.37e-2, 8.94e-3),
+}
+
+
+@dataclass(frozen=True)
+class LearnSizes:
+    """The sizes of one scale.
+
+    Attributes:
+        n_train: training trajectories (one 5-state chunk each) of every run.
+        n_val: validation trajectories (the best epoch is chosen on them).
+        n_test: test trajectories (100 steps; 20 for the rope).
+        epochs: training epochs.
+        batch_size: chunks per optimiser step.
+        lr: AdamW learning rate.
+        tasks: the tasks of Figs. 3–5 and Table 2.
+        models: the models trained on every task.
+        rope: the task name used for the rope in the grid (``"Rope"`` is the paper's 200 nodes).
+        efficiency_sizes: numbers of training trajectories of Fig. 6 (BP5).
+        efficiency_models: the models of Fig. 6.
+        lcp_tasks: tasks trained on LCP-generated data (robustness).
+        noise_tasks: tasks trained on noisy data (robustness).
+        noise_levels: standard deviations of that noise.
+        scaling_nodes: rope sizes of Table 3.
+        scaling_batch: chunks per timed iteration in Table 3.
+        scaling_repeats: timed iterations per rope size (the median is reported).
+        n_jobs: training runs in parallel (joblib processes, one thread each), or -1.
+        device: where the models train and Table 3 is timed: ``"cpu"``, ``"cuda"``, or
+            ``"auto"`` (the GPU when torch sees one, else the CPU).
+    """
+
+    n_train: int
+    n_val: int
+    n_test: int
+    epochs: int
+    batch_size: int
+    lr: float
+    tasks: tuple[str, ...]
+    models: tuple[str, ...]
+    rope: str
+    efficiency_sizes: tuple[int, ...]
+    efficiency_models: tuple[str, ...]
+    lcp_tasks: tuple[str, ...]
+    noise_tasks: tuple[str, ...]
+    noise_levels: tuple[float, ...]
+    scaling_nodes: tuple[int, ...]
+    scaling_batch: int
+    scaling_repeats: int
+    n_jobs: int
+    device: str
+
+    def __post_init__(self) -> None:
+        tuples = ("tasks", "models", "efficiency_sizes", "efficiency_models", "lcp_tasks")
+        tuples += ("noise_tasks", "noise_levels", "scaling_nodes")
+        check_sizes(self, skip=("lr", "rope", "device") + tuples)
+        check_device("device", self.device)
+        object.__setattr__(self, "lr", check_positive("lr", self.lr))
+        for name in tuples:
+            if not isinstance(getattr(self, name), tuple) or not getattr(self, name):
+                raise ValueError(f"{name} must be a non-empty tuple, got {getattr(self, name)!r}")
+        for name in ("efficiency_sizes", "scaling_nodes"):
+            for value in getattr(self, name):
+                check_count(name, value, minimum=2)
+        for value in self.noise_levels:
+            check_positive("noise_levels", value)
+        for name in ("models", "efficiency_models"):
+            for model in getattr(self, name):
+                if model not in MODELS:
+                    raise ValueError(f"{name} has an unknown model {model!r}")
+        for name in ("tasks", "lcp_tasks", "noise_tasks"):
+            for task in getattr(self, name):
+                if task not in TASK_NAMES:
+                    raise ValueError(f"{name} has an unknown task {task!r}")
+        make_task(self.rope)
+
+
+_ALL_MODELS = CM_MODELS + BASELINES
+
+#: Sizes per scale. "paper" is the authors' (800/100/100 trajectories, batch 200, 1000 epochs,
+#: the 200-node rope); "default" fits the book's budget on two cores (see the chapter for what
+#: it reduces); "quick" only checks that everything runs.
+SIZES: dict[str, LearnSizes] = {
+    "quick": LearnSizes(
+        n_train=16,
+        n_val=8,
+        n_test=8,
+        epochs=2,
+        batch_size=16,
+        lr=1e-3,
+        tasks=("BP5", "CP3-e"),
+        models=("CM-CD-CLNN", "CMr-CD-CLNN", "MLP-CD-CLNN", "IN-CP-SP"),
+        rope="Rope50",
+        efficiency_sizes=(8, 16),
+        efficiency_models=("CM-CD-CLNN", "IN-CP-SP"),
+        lcp_tasks=("CP3-e",),
+        noise_tasks=("CP3-e",),
+        noise_levels=(0.01,),
+        scaling_nodes=(10, 20, 40),
+        scaling_batch=4,
+        scaling_repeats=5,
+        n_jobs=1,
+        device="cpu",
+    ),
+    "default": LearnSizes(
+        n_train=100,
+        n_val=25,
+        n_test=25,
+        epochs=80,
+        batch_size=25,
+        lr=1e-2,
+        tasks=TASK_NAMES,
+        models=("CM-CD-CLNN", "CMr-CD-CLNN") + BASELINES,
+        rope="Rope50",
+        efficiency_sizes=(25, 50, 100),
+        efficiency_models=("CM-CD-CLNN",) + BASELINES,
+        lcp_tasks=("CP3", "CP3-e"),
+        noise_tasks=("BP5-e", "CP3", "CP3-e"),
+        noise_levels=(0.01,),
+        scaling_nodes=ROPE_SCALING_NODES,
+        scaling_batch=8,
+        scaling_repeats=5,
+        n_jobs=2,
+        device="cpu",
+    ),
+    "paper": LearnSizes(
+        n_train=800,
+        n_val=100,
+        n_test=100,
+        epochs=1000,
+        batch_size=200,
+        lr=1e-3,
+        tasks=TASK_NAMES,
+        models=_ALL_MODELS,
+        rope="Rope",
+        efficiency_sizes=(25, 50, 100, 200, 400, 800),
+        efficiency_models=("CM-CD-CLNN",) + BASELINES,
+        lcp_tasks=("BP5-e", "CP3", "CP3-e", "Gyro"),
+        noise_tasks=("BP5-e", "CP3", "CP3-e"),
+        noise_levels=(0.01, 0.05),
+        scaling_nodes=ROPE_SCALING_NODES,
+        scaling_batch=200,
+        scaling_repeats=5,
+        n_jobs=-1,
+        device="auto",
+    ),
+}
+
+
+def sizes(scale: str) -> LearnSizes:
+    """The sizes of ``scale`` ("quick", "default" or "paper")."""
+    return expect_sizes(select(SIZES, scale, "contact learning"), LearnSizes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Jobs
+
+
+def _job(s: LearnSizes, task: str, model: str, seed: int, **changes: Any) -> dict[str, Any]:
+    fields = {
+        "task": s.rope if task == "Rope" else task,
+        "model": model,
+        "n_train": s.n_train,
+        "n_val": s.n_val,
+        "n_test": s.n_test,
+        "data_seed": seed,
+        "model_seed": seed,
+        "epochs": s.epochs,
+        "batch_size": s.batch_size,
+        "lr": s.lr,
+        "seed": seed,
+        "device": s.device,
+    }
+    fields.update(changes)
+    return training.make_job(**fields)
+
+
+def grid_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
+    """Every model of ``s.models`` on every task of ``s.tasks`` (Figs. 3–5, Table 2)."""
+    s = expect_sizes(s, LearnSizes)
+    seed = check_seed("seed", seed)
+    return [_job(s, task, model, seed) for task in s.tasks for model in s.models]
+
+
+def efficiency_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
+    """BP5 with ``s.efficiency_sizes`` training trajectories (Fig. 6)."""
+    s = expect_sizes(s, LearnSizes)
+    seed = check_seed("seed", seed)
+    return [
+        _job(s, "BP5", model, seed, n_train=n)
+        for n in s.efficiency_sizes
+        for model in s.efficiency_models
+    ]
+
+
+def lcp_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
+    """CM-CD-CLNN trained on data generated by the LCP model (Appendix K)."""
+    s = expect_sizes(s, LearnSizes)
+    seed = check_seed("seed", seed)
+    return [_job(s, task, "CM-CD-CLNN", seed, data_model="LCP") for task in s.lcp_tasks]
+
+
+def noise_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
+    """CM-CD-CLNN trained on data with observation noise (Appendix K)."""
+    s = expect_sizes(s, LearnSizes)
+    seed = check_seed("seed", seed)
+    return [
+        _job(s, task, "CM-CD-CLNN", seed, noise=level)
+        for task in s.noise_tasks
+        for level in s.noise_levels
+    ]
+
+
+def run(
+    jobs: Sequence[Mapping[str, Any]], n_jobs: int = 1, desc: str | None = None
+) -> list[dict[str, Any]]:
+    """The results of ``jobs`` (:func:`~physid.contact.training.fit_cached`), in order; jobs
+    run in parallel through :func:`physid.core.sweeps.run_jobs`."""
+    return run_jobs(training.fit_cached, [{"job": dict(j)} for j in jobs], n_jobs, desc=desc)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+
+
+def _key(result: Mapping[str, Any]) -> tuple[str, str]:
+    return result["job"]["task"], result["job"]["model"]
+
+
+def _task_label(name: str) -> str:
+    return "Rope" if name.startswith("Rope") else name
+
+
+def error_rows(results: Iterable[Mapping[str, Any]], key: str = "traj_rel_error") -> list[dict]:
+    """One row per task: each model's error ``key`` (Figs. 3–4) as "mean ± half-width"."""
+    if key not in ("traj_rel_error", "rel_error_50"):
+        raise ValueError(f"key must be 'traj_rel_error' or 'rel_error_50', got {key!r}")
+    rows: dict[str, dict[str, Any]] = {}
+    for r in results:
+        task, model = _key(r)
+        ev = r["evaluation"]
+        row = rows.setdefault(task, {"task": task})
+        row[model] = math.nan if ev is None else float(ev[key])
+    return list(rows.values())
+
+
+def best_cm_and_baseline(results: Iterable[Mapping[str, Any]]) -> list[dict]:
+    """Per task, the best CM model's and the best baseline's "traj. rel. error"."""
+    table: dict[str, dict[str, float]] = {}
+    for r in results:
+        task, model = _key(r)
+        if r["evaluation"] is None:
+            continue
+        table.setdefault(task, {})[model] = float(r["evaluation"]["traj_rel_error"])
+    rows = []
+    for task, errors in table.items():
+        cm = {m: e for m, e in errors.items() if m in CM_MODELS}
+        base = {m: e for m, e in errors.items() if m in BASELINES}
+        if not cm or not base:
+            continue
+        best_cm = min(cm, key=cm.get)
+        best_base = min(base, key=base.get)
+        rows.append(
+            {
+                "task": task,
+                "best CM model": best_cm,
+                "its error": cm[best_cm],
+                "best baseline": best_base,
+                "its error ": base[best_base],
+                "ratio": base[best_base] / cm[best_cm],
+            }
+        )
+    return rows
+
+
+def coefficient_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
+    """Table 2: learned μ and e of the CM models on the homogeneous tasks, beside the truth and
+    the authors' learned values."""
+    rows = []
+    for r in results:
+        task, model = _key(r)
+        if task not in TABLE2_TASKS or model not in CM_MODELS:
+            continue
+        truth = make_task(task)
+        mu, cor = r["learned"]["mu"], r["learned"]["cor"]
+        theirs = AUTHORS_COEFFICIENTS[task].get(model, (math.nan, math.nan))
+        rows.append(
+            {
+                "task": task,
+                "model": model,
+                "true μ": float(truth.mu[0]),
+                "μ": float(np.mean(mu)),
+                "authors' μ": theirs[0],
+                "true e": float(truth.cor[0]),
+                "e": float(np.mean(cor)),
+                "authors' e": theirs[1],
+            }
+        )
+    return rows
+
+
+def mass_ratio_rows(results: Iterable[Mapping[str, Any]], task: str) -> list[dict]:
+    """Learned mass ratios on ``task`` ("BP5" or "BD5"), with the truth and the authors'."""
+    if task not in ("BP5", "BD5"):
+        raise ValueError(f"task must be 'BP5' or 'BD5', got {task!r}")
+    authors = AUTHORS_BP5_RATIOS if task == "BP5" else AUTHORS_BD5_RATIOS
+    truth = np.asarray(make_task(task).system.masses, float)
+    rows = []
+    for r in results:
+        t, model = _key(r)
+        if t != task or "mass_ratios" not in r["learned"]:
+            continue
+        ratios = np.asarray(r["learned"]["mass_ratios"], float)
+        rows.append(
+            {
+                "model": model,
+                "ratios": ratios,
+                "largest error": float(np.max(np.abs(ratios / (truth / truth[0]) - 1))),
+                "authors' ratios": authors.get(model),
+            }
+        )
+    return rows
+
+
+def energy_drift(result: Mapping[str, Any]) -> dict[str, float]:
+    """How far the true system's energy moves along the predicted and the true test
+    trajectories: the mean over trajectories of ``|E(T) - E(0)|`` at the last evaluated step,
+    divided by the mean ``|E(0)|`` of the truth (a typical energy; a single trajectory's
+    E(0) can be near zero, e.g. a pendulum's potential is zero at its pivot). A diverged
+    prediction counts as infinite."""
+    ev = result["evaluation"]
+    pred, true = np.asarray(ev["energy_pred"]), np.asarray(ev["energy_true"])
+    scale = float(np.mean(np.abs(true[:, 0])))
+    change = np.abs(pred[:, -1] - pred[:, 0])
+    change = np.where(np.isfinite(change), change, np.inf)
+    return {
+        "predicted": float(np.mean(change)) / scale,
+        "truth": float(np.mean(np.abs(true[:, -1] - true[:, 0]))) / scale,
+    }
+
+
+def efficiency_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
+    """Fig. 6: the "traj. rel. error" per model and number of training trajectories."""
+    rows = []
+    for r in results:
+        ev = r["evaluation"]
+        rows.append(
+            {
+                "model": r["job"]["model"],
+                "n_train": int(r["job"]["n_train"]),
+                "error": math.nan if ev is None else float(ev["traj_rel_error"]),
+                "ci": math.nan if ev is None else float(ev["traj_rel_error_ci"]),
+            }
+        )
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Table 3: time per training iteration against the rope's size
+
+
+def iteration_seconds(
+    nodes: Sequence[int],
+    batch: int,
+    repeats: int,
+    model: str = "CM-CD-CLNN",
+    seed: int = 0,
+    device: str = "cpu",
+) -> dict[int, Timing]:
+    """Wall time of a training iteration (forward, backward, AdamW step) of ``model`` on
+    ``batch`` chunks of each rope of ``nodes`` nodes, on ``device``: after one warm-up each,
+    the ropes are timed in turn ``repeats`` times (:func:`physid.core.bench.interleaved`), so a slow
+    spell of the machine falls on every size alike (a GPU is synchronised after each step)."""
+    if isinstance(nodes, str) or not isinstance(nodes, Sequence) or not nodes:
+        raise ValueError(f"nodes must be a non-empty sequence of node counts, got {nodes!r}")
+    nodes = [check_count("nodes", n, minimum=2) for n in nodes]
+    batch = check_count("batch", batch)
+    repeats = check_count("repeats", repeats, minimum=5)
+    device = check_device("device", device)
+    seed = check_seed("seed", seed)
+
+    def iteration(n: int) -> Callable[[], None]:
+        data = datasets.generate(make_task(f"Rope{n}"), batch, 0, 0, seed=seed).to(device)
+        net = training.build(model, make_task(f"Rope{n}", device=device), seed)
+        optimiser = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
+
+        def step() -> None:
+            optimiser.zero_grad(set_to_none=True)
+            training.chunk_loss(net, data.train.x, data.train.v).backward()
+            optimiser.step()
+            if device.startswith("cuda"):
+                torch.cuda.synchronize(device)
+
+        return step
+
+    steps = {n: iteration(n) for n in nodes}
+    timings = interleaved({str(n): step for n, step in steps.items()}, repeat=repeats)
+    return {n: timings[str(n)] for n in nodes}
+
+
+def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
+    """Least-squares slope of log y against log x."""
+    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    if len(lx) < 2 or not np.all(np.isfinite(lx)) or not np.all(np.isfinite(ly)):
+        raise ValueError(f"need two or more positive, finite points, got x={x!r}, y={y!r}")
+    return float(np.polyfit(lx, ly, 1)[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Everything at once
+
+
+@dataclass(frozen=True)
+class StudyResults:
+    """The results of :func:`run_all`, each a list of :func:`~physid.contact.training.fit`
+    results in the order of its jobs."""
+
+    grid: list[dict[str, Any]]
+    efficiency: list[dict[str, Any]]
+    lcp: list[dict[str, Any]]
+    noise: list[dict[str, Any]]
+
+    def find(self, part: str, **job: Any) -> dict[str, Any]:
+        """The one result of ``part`` whose job has the given values."""
+        matches = [r for r in getattr(self, part) if all(r["job"][k] == v for k, v in job.items())]
+        if len(matches) != 1:
+            raise KeyError(f"{len(matches)} results of {part!r} match {job!r}")
+        return matches[0]
+
+
+def run_all(s: LearnSizes, seed: int, progress: bool = False) -> StudyResults:
+    """Every training run of the chapter in one pool of jobs (``s.n_jobs`` at a time), so no
+    worker waits between studies; jobs that coincide (the grid's BP5 runs and Fig. 6's run of
+    the same size) are trained once."""
+    s = expect_sizes(s, LearnSizes)
+    parts = {
+        "grid": grid_jobs(s, seed),
+        "efficiency": efficiency_jobs(s, seed),
+        "lcp": lcp_jobs(s, seed),
+        "noise": noise_jobs(s, seed),
+    }
+    unique: dict[str, dict[str, Any]] = {}
+    for jobs in parts.values():
+        for job in jobs:
+            unique.setdefault(repr(sorted(job.items())), job)
+    keys = list(unique)
+    # The longest jobs first, so the pool is not left waiting on one at the end.
+    keys.sort(key=lambda k: -_cost(unique[k]))
+    results = run([unique[k] for k in keys], s.n_jobs, desc="training" if progress else None)
+    by_key = dict(zip(keys, results, strict=True))
+    return StudyResults(
+        **{
+            name: [by_key[repr(sorted(job.items()))] for job in jobs]
+            for name, jobs in parts.items()
+        }
+    )
+
+
+def _cost(job: Mapping[str, Any]) -> float:
+    """A rough relative cost of a job, to order the pool."""
+    steps = job["epochs"] * math.ceil(job["n_train"] / job["batch_size"])
+    per_step = 5.0 if job["model"] in CM_MODELS else 1.0
+    return steps * per_step * (4.0 if job["task"].startswith("Rope") else 1.0)

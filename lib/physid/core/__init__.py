@@ -1,0 +1,13 @@
+"""What every part of the book shares: validation, constants, run sizes, cached sweeps,
+benchmarks, threads, progress bars, and the contracts the parts implement.
+
+* :mod:`~physid.core.validate`: checks of arguments at the public entry points;
+* :mod:`~physid.core.constants`: physical constants (one ``GRAVITY``);
+* :mod:`~physid.core.scales`: the run sizes per ``SCALE``;
+* :mod:`~physid.core.sweeps`: independent jobs through joblib, cached on disk by code version;
+* :mod:`~physid.core.bench`: interleaved timing for ``benchmarks/``;
+* :mod:`~physid.core.threads`: one torch thread per job;
+* :mod:`~physid.core.progress`: progress bars on the terminal, never on a page;
+* :mod:`~physid.core.quiet_bullet`: pybullet imported without its banner;
+* :mod:`~physid.core.simulator`: the ``Simulator`` contract of the estimators' targets.
+"""

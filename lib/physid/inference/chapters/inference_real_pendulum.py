@@ -1,0 +1,445 @@
+"""The real double pendulum of Heiden et al. (2022): 11 parameters from one recorded trajectory.
+
+* :func:`real_problem`: the 11-parameter model (appendix Table 1 of the paper) at the camera's
+  400 Hz, one reference trajectory and held-out test trajectories from other runs of the IBM
+  recordings (:mod:`physid.inference.ibm`), or a simulated stand-in when the data is absent.
+* :func:`evaluate`: the paper's consistency metrics in trajectory space: the kNN estimates of
+  ``KL(D_real ‖ D_sim)`` and ``KL(D_sim ‖ D_real)`` and the MMD between the held-out
+  trajectories and the particles' rollouts from the same start states. A metric the particle
+  set cannot give (a collapsed set, unstable rollouts) is ``nan``, shown as "N/A" as in the
+  paper.
+* :func:`compare`: every estimator on single and on multiple shooting (Tables I and II), one
+  ``joblib`` / Dask job each (:func:`physid.core.sweeps.run_jobs`), cached on disk.
+* :func:`bayessim_variants`: BayesSim on the input statistics the paper's appendix compares.
+
+Sizes per scale are in :data:`SIZES`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+import physid.inference
+from physid.core.scales import check_sizes, expect_sizes, select
+from physid.core.sweeps import cached, code_version, run_jobs
+from physid.core.target import Limits
+from physid.core.threads import one_torch_thread
+from physid.core.validate import check_array, check_choice, check_choices, check_count, check_seed
+from physid.inference import ibm
+from physid.inference.chapters.inference_synthetic import estimator_settings
+from physid.inference.estimators import make_estimator
+from physid.inference.likelihood import TrajectoryLikelihood
+from physid.inference.metrics import knn_kl, mmd
+from physid.inference.pendulum import REAL_LIMITS, DoublePendulum
+
+__all__ = [
+    "FAMILIES",
+    "K_NEIGHBOURS",
+    "PAPER_BAYESSIM",
+    "PAPER_TABLE_II",
+    "SHOOTINGS",
+    "SIGMA_DEF",
+    "SIGMA_OBS",
+    "SIZES",
+    "Metrics",
+    "RealProblem",
+    "RealRun",
+    "RealSizes",
+    "bayessim_variants",
+    "compare",
+    "evaluate",
+    "pendulum_model",
+    "predictive",
+    "real_limits",
+    "real_problem",
+    "run_estimator",
+    "sizes",
+]
+
+#: Observation noise of the likelihood, in standardised state units (as in the synthetic
+#: chapter).
+SIGMA_OBS = 0.1
+#: The defect scale σ_def of multiple shooting (standardised units): σ_def² = 10⁻², the order
+#: the paper gives for the samplers that see the defects through the likelihood.
+SIGMA_DEF = 0.1
+#: Neighbours of the kNN KL estimates (``k = l``).
+K_NEIGHBOURS = 3
+#: The shootings of Table II: single, and multiple with the chapter's windows.
+SHOOTINGS = ("single", "multiple")
+#: The rows of Table II: each family's estimator on single and on multiple shooting (SVGD on
+#: multiple shooting is CSVGD, as in the paper).
+FAMILIES: dict[str, tuple[str, str]] = {
+    "Emcee": ("Emcee", "Emcee"),
+    "CEM": ("CEM", "CEM"),
+    "SGLD": ("SGLD", "SGLD"),
+    "NUTS": ("NUTS", "NUTS"),
+    "(C)SVGD": ("SVGD", "CSVGD"),
+}
+#: The paper's appendix Table 2: per family and shooting, ``(KL(real‖sim), KL(sim‖real),
+#: MMD)``; ``None`` where the paper reports "N/A".
+PAPER_TABLE_II: dict[str, dict[str, tuple[float | None, float | None, float | None]]] = {
+    "Emcee": {"single": (8542.2466, 4060.6312, 1.1365), "multiple": (8950.4574, None, None)},
+    "CEM": {"single": (8911.1798, 8549.5927, 0.9687), "multiple": (8860.5115, None, 0.5682)},
+    "SGLD": {"single": (8788.0962, 7876.0310, 2.1220), "multiple": (5863.2728, 2187.2825, 0.0759)},
+    "NUTS": {"single": (9196.7461, 6432.2131, 0.5371), "multiple": (8785.5326, 4935.8983, 1.1642)},
+    "(C)SVGD": {
+        "single": (8803.5683, 10283.6659, 0.7177),
+        "multiple": (5204.5336, 2773.1751, 0.0366),
+    },
+}
+#: The paper's BayesSim variants on the double pendulum (appendix, second Table 2): per input
+#: statistic, the mixture density network's ``(KL(real‖sim), KL(sim‖real), MMD)``.
+PAPER_BAYESSIM: dict[str, tuple[float, float, float]] = {
+    "downsampled": (8817.9222, 4050.4666, 0.6748),
+    "difference": (8919.2463, 4633.2637, 0.6285),
+    "summary": (9092.5575, 5093.8851, 0.5664),
+    "signature": (8985.8056, 4610.5438, 0.5807),
+}
+
+
+@dataclass(frozen=True)
+class RealSizes:
+    """Run sizes of the real-pendulum experiment (see :data:`SIZES`).
+
+    ``n_steps`` steps of 1/400 s per trajectory, ``windows`` shooting windows, ``n_particles``
+    particles (Emcee raises its walkers to twice the dimension), ``iterations`` per estimator
+    unless its registration sets its own, ``n_tests`` held-out trajectories, BayesSim's
+    ``bayessim_simulations`` and ``bayessim_epochs``, ``n_jobs`` parallel jobs.
+    """
+
+    scale: str
+    n_steps: int
+    windows: int
+    n_particles: int
+    iterations: int
+    record_every: int
+    n_tests: int
+    bayessim_simulations: int
+    bayessim_epochs: int
+    n_jobs: int = 1
+    compiled: bool = True
+
+    def __post_init__(self) -> None:
+        check_sizes(self)
+        if self.n_steps % self.windows:
+            raise ValueError(
+                f"windows must divide n_steps = {self.n_steps}, got windows = {self.windows}"
+            )
+        if self.n_tests < K_NEIGHBOURS + 1:
+            raise ValueError(
+                f"n_tests must be at least {K_NEIGHBOURS + 1} for the kNN estimates, "
+                f"got {self.n_tests}"
+            )
+
+
+#: Sizes per scale. ``paper``: 100 particles, 2,000 iterations, 10 windows, 10 test
+#: trajectories, BayesSim on 10,000 simulations for 3,000 epochs; ``default`` fits the chapter's
+#: share on 2 cores.
+SIZES: dict[str, RealSizes] = {
+    "quick": RealSizes(
+        scale="quick",
+        n_steps=40,
+        windows=4,
+        n_particles=8,
+        iterations=8,
+        record_every=4,
+        n_tests=10,
+        bayessim_simulations=200,
+        bayessim_epochs=8,
+        compiled=False,
+    ),
+    "default": RealSizes(
+        scale="default",
+        n_steps=400,
+        windows=10,
+        n_particles=48,
+        iterations=600,
+        record_every=20,
+        n_tests=10,
+        bayessim_simulations=2000,
+        bayessim_epochs=300,
+        n_jobs=2,
+    ),
+    "paper": RealSizes(
+        scale="paper",
+        n_steps=400,
+        windows=10,
+        n_particles=100,
+        iterations=2000,
+        record_every=50,
+        n_tests=10,
+        bayessim_simulations=10000,
+        bayessim_epochs=3000,
+        n_jobs=2,
+    ),
+}
+
+
+def sizes(scale: str) -> RealSizes:
+    """The :class:`RealSizes` of ``scale``."""
+    return select(SIZES, scale, "inference_real")
+
+
+
+def pendulum_model(compiled: bool = True) -> DoublePendulum:
+    """The 11-parameter double pendulum of the paper at the camera's rate (link 1's length
+    fixed)."""
+    return DoublePendulum(names=tuple(REAL_LIMITS), dt=ibm.DT, compiled=compiled)
+
+
+def real_limits() -> Limits:
+    """The paper's limits of the 11 parameters (appendix Table 1), also the prior."""
+    return Limits.from_dict(REAL_LIMITS)
+
+
+@dataclass(frozen=True)
+class RealProblem:
+    """The model, the limits, one reference trajectory (1, T+1, 4) and held-out tests."""
+
+    model: DoublePendulum
+    limits: Limits
+    reference: np.ndarray
+    tests: np.ndarray
+    source: str
+    real: bool
+    runs: tuple[int, ...]
+
+    def target(self, windows: int = 1, defects: str = "likelihood") -> TrajectoryLikelihood:
+        """The likelihood of the reference: single shooting, or ``windows`` windows with the
+        defects as constraints or in the density (Eq. inf-ms)."""
+        return TrajectoryLikelihood(
+            self.model,
+            self.reference,
+            self.limits,
+            sigma_obs=SIGMA_OBS,
+            shooting_windows=windows,
+            defects=defects,
+            sigma_def=SIGMA_DEF,
+        )
+
+    def test_target(self) -> TrajectoryLikelihood:
+        """A likelihood of the held-out trajectories, standardised like the reference: its
+        rollouts start from each test's start state."""
+        scale = self.target()
+        return TrajectoryLikelihood(
+            self.model,
+            self.tests,
+            self.limits,
+            sigma_obs=SIGMA_OBS,
+            state_scale=(scale.state_mean.numpy(), scale.state_std.numpy()),
+        )
+
+
+def real_problem(s: RealSizes, seed: int = 0) -> RealProblem:
+    """The reference and test trajectories of ``s.n_steps`` steps (real data when present,
+    else the simulated stand-in drawn with ``seed``), each starting within (−π, π]."""
+    s = expect_sizes(s, RealSizes)
+    data = ibm.real_data(s.n_steps, n_tests=s.n_tests, seed=check_seed("seed", seed))
+    return RealProblem(
+        pendulum_model(s.compiled),
+        real_limits(),
+        data.reference,
+        data.tests,
+        data.source,
+        data.real,
+        tuple(data.runs),
+    )
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The consistency metrics of a particle set on the held-out trajectories (``nan``:
+    not computable, "N/A"), with the count of unstable rollouts and of distinct particles."""
+
+    kl_real_sim: float
+    kl_sim_real: float
+    mmd: float
+    unstable: int
+    distinct: int
+
+    def as_row(self) -> tuple[float, float, float]:
+        """``(KL(real‖sim), KL(sim‖real), MMD)``."""
+        return self.kl_real_sim, self.kl_sim_real, self.mmd
+
+
+def predictive(problem: RealProblem, theta: np.ndarray) -> np.ndarray:
+    """Rollouts (N, n_tests, T+1, 4) of the particles ``theta`` (N, 11) (clipped into the
+    limits) from the start state of every held-out trajectory."""
+    theta = check_array("theta", theta, shape=(None, problem.limits.dim))
+    clipped = np.clip(theta, problem.limits.lower, problem.limits.upper)
+    return problem.test_target().rollouts(torch.as_tensor(clipped)).numpy()
+
+
+def evaluate(problem: RealProblem, theta: np.ndarray) -> Metrics:
+    """The paper's metrics between the held-out trajectories and the particles' rollouts.
+
+    Trajectories are standardised per state dimension like the likelihood and flattened
+    (``4(T+1)`` dimensions). ``KL(D_real ‖ D_sim)`` and ``KL(D_sim ‖ D_real)`` are the kNN
+    estimates (:func:`~physid.inference.metrics.knn_kl`, ``k = l = 3``) between the ``n_tests``
+    real trajectories and the ``N · n_tests`` simulated ones; the MMD is the RBF estimate with
+    the median bandwidth. Rollouts that blow up are dropped and counted; a set with fewer than
+    ``k + 1`` distinct finite rollouts (a collapsed particle set) has no ``KL(D_sim ‖ D_real)``,
+    and one without finite rollouts has no metric at all.
+    """
+    theta = check_array("theta", theta, shape=(None, problem.limits.dim))
+    target = problem.test_target()
+    sims = target.standardise(torch.as_tensor(predictive(problem, theta))).numpy()
+    real = target.standardise(torch.as_tensor(problem.tests)).numpy()
+    finite = np.isfinite(sims).all(axis=(2, 3))  # (N, n_tests)
+    particles_ok = finite.all(1)
+    unstable = int((~particles_ok).sum())
+    distinct = len(np.unique(np.round(theta[particles_ok], 12), axis=0))
+    sim = sims[particles_ok].reshape(-1, *sims.shape[2:])
+    if sim.shape[0] == 0:
+        return Metrics(math.nan, math.nan, math.nan, unstable, distinct)
+    kl_rs = knn_kl(real, sim, K_NEIGHBOURS, K_NEIGHBOURS)
+    kl_sr = (
+        knn_kl(sim, real, K_NEIGHBOURS, K_NEIGHBOURS)
+        if distinct >= K_NEIGHBOURS + 1
+        else math.nan
+    )
+    distance = mmd(sim.reshape(len(sim), -1), real.reshape(len(real), -1))
+    return Metrics(kl_rs, kl_sr, distance, unstable, distinct)
+
+
+@dataclass
+class RealRun:
+    """One estimator's run on the reference: its final particles (physical units), the
+    metrics, the time it took and what it reports of itself."""
+
+    family: str
+    estimator: str
+    shooting: str
+    seed: int
+    seconds: float
+    iterations: int
+    theta: np.ndarray
+    metrics: Metrics
+    loglik: float
+    diagnostics: dict = field(default_factory=dict)
+
+
+@cached
+def _run(
+    family: str,
+    name: str,
+    shooting: str,
+    sizes: dict,
+    seed: int,
+    iterations: int | None,
+    options: dict,
+    version: str,
+) -> RealRun:
+    s = RealSizes(**sizes)
+    settings = estimator_settings(name, s, shooting)
+    iterations = settings.iterations if iterations is None else iterations
+    with one_torch_thread():
+        problem = real_problem(s, seed)
+        target = problem.target(settings.windows, **settings.target)
+        estimator = make_estimator(
+            name, target, n_particles=s.n_particles, seed=seed, **{**settings.options, **options}
+        )
+        history = estimator.run(iterations, record_every=iterations, progress=False)
+        theta = target.parameters(torch.as_tensor(history.particles[-1])).numpy()
+        metrics = evaluate(problem, theta)
+        clipped = np.clip(theta, problem.limits.lower, problem.limits.upper)
+        loglik = float(
+            problem.target().mean_log_likelihood(torch.as_tensor(clipped)).nanmean().item()
+        )
+    return RealRun(
+        family,
+        name,
+        shooting,
+        seed,
+        float(history.seconds[-1]),
+        iterations,
+        theta,
+        metrics,
+        loglik,
+        estimator.diagnostics(),
+    )
+
+
+def run_estimator(
+    name: str,
+    shooting: str,
+    s: RealSizes,
+    seed: int = 0,
+    family: str | None = None,
+    iterations: int | None = None,
+    **options: object,
+) -> RealRun:
+    """Run estimator ``name`` on ``"single"`` or ``"multiple"`` shooting of the reference and
+    evaluate it on the held-out trajectories.
+
+    ``family`` labels the run (default: ``name``); ``iterations`` overrides the registered run
+    length; ``options`` go to the estimator. One thread; cached on disk by all of these and the
+    code of :mod:`physid.inference`.
+    """
+    s = expect_sizes(s, RealSizes)
+    shooting = check_choice("shooting", shooting, SHOOTINGS)
+    estimator_settings(name, s, shooting)  # checks the name before any work
+    if iterations is not None:
+        iterations = check_count("iterations", iterations)
+    family = name if family is None else family
+    if not isinstance(family, str):
+        raise TypeError(f"family must be a string, got {family!r}")
+    return _run(
+        family, name, shooting, asdict(s), check_seed("seed", seed), iterations, dict(options),
+        code_version(physid.inference),
+    )
+
+
+def compare(
+    s: RealSizes,
+    families: tuple[str, ...] = tuple(FAMILIES),
+    shootings: tuple[str, ...] = SHOOTINGS,
+    seed: int = 0,
+    scheduler: object = None,
+) -> list[RealRun]:
+    """Every family's estimator on every shooting (Table II), one job each, in job order."""
+    s = expect_sizes(s, RealSizes)
+    families = check_choices("families", families, tuple(FAMILIES))
+    shootings = check_choices("shootings", shootings, SHOOTINGS)
+    seed = check_seed("seed", seed)
+    jobs = [
+        {
+            "name": FAMILIES[f][SHOOTINGS.index(sh)],
+            "shooting": sh,
+            "s": s,
+            "seed": seed,
+            "family": f,
+        }
+        for f in families
+        for sh in shootings
+    ]
+    return run_jobs(run_estimator, jobs, s.n_jobs, scheduler, desc="real pendulum")
+
+
+def bayessim_variants(
+    s: RealSizes,
+    statistics: tuple[str, ...] = tuple(PAPER_BAYESSIM),
+    seed: int = 0,
+    scheduler: object = None,
+) -> list[RealRun]:
+    """BayesSim (the mixture density network) on each input statistic of ``statistics``."""
+    s = expect_sizes(s, RealSizes)
+    statistics = check_choices("statistics", statistics, tuple(PAPER_BAYESSIM))
+    jobs = [
+        {
+            "name": "BayesSim",
+            "shooting": "single",
+            "s": s,
+            "seed": check_seed("seed", seed),
+            "family": f"BayesSim ({st})",
+            "iterations": s.bayessim_epochs,
+            "statistic": st,
+            "n_simulations": s.bayessim_simulations,
+        }
+        for st in statistics
+    ]
+    return run_jobs(run_estimator, jobs, s.n_jobs, scheduler, desc="BayesSim inputs")

@@ -1,0 +1,563 @@
+"""The protocol of §7 and the studies of the identification chapter, as independent jobs.
+
+* :func:`run_protocol`: objects × experiments × methods (Fig. 3, Fig. 4a), each run one job of
+  :func:`physid.core.sweeps.run_jobs` (local cores, or a Dask cluster);
+* :func:`push_counts`: Algorithm 1 with 1 to 8 training pushes (Fig. 4b);
+* :func:`direction_study`: the cosine between Algorithm 1's direction and the exact gradient
+  of Eq. (1), per push and iteration, against whether §6's assumptions held on the push;
+* :func:`gradient_cost`: seconds per gradient against the number of cells.
+
+Sizes per scale are in :data:`SIZES`; the pybullet data of every experiment is cached on disk
+(:func:`physid.pushing.observations.make_experiment`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from physid.core.scales import select
+from physid.core.sweeps import run_jobs
+from physid.core.threads import one_torch_thread
+from physid.core.validate import check_choice, check_count, check_positive, check_seed
+from physid.pushing.budget import Budget
+from physid.pushing.identify import METHODS, identify
+from physid.pushing.objects import OBJECT_NAMES, CellObject, from_mask, load_object
+from physid.pushing.observations import (
+    MASS_FACTOR,
+    Experiment,
+    draw_truth,
+    make_experiment,
+    observe,
+)
+from physid.pushing.pushes import Push, random_pushes
+from physid.pushing.simulate import cell_position_error, simulate
+from physid.pushing.target import PushingTarget, identifiable_map, start_point
+
+__all__ = [
+    "BLOCK_CELL",
+    "BLOCK_WIDTH",
+    "COST_DURATION",
+    "HEADLINE_ERROR",
+    "HEADLINE_SECONDS",
+    "REGION_FEATURES",
+    "SIZES",
+    "TARGET_ANALYTIC_SPEEDUP",
+    "CostPoint",
+    "Directions",
+    "Identifiability",
+    "IdentifySizes",
+    "LONG_EVAL",
+    "MethodRun",
+    "PushCountRun",
+    "block",
+    "direction_study",
+    "feature_contrast",
+    "gradient_cost",
+    "identifiability",
+    "log_slope",
+    "long_runs",
+    "mean_error",
+    "push_counts",
+    "robot_standin",
+    "run_protocol",
+    "shows_feature",
+    "sizes",
+    "steps_to",
+]
+
+#: The paper's headline: under 1.5 cm mean cell error …
+HEADLINE_ERROR = 0.015
+#: … within 30 s of computation.
+HEADLINE_SECONDS = 30.0
+#: Seconds of the one push the cost study times a gradient on (:func:`gradient_cost`).
+COST_DURATION = 0.3
+#: Benchmark target: Algorithm 1 reaches the error it reaches at least this many times sooner
+#: than gradient descent with autograd through the LCP formulation (benchmarks/pushing.py).
+TARGET_ANALYTIC_SPEEDUP = 10.0
+
+#: §7.3's features of each object's map: the region (a material letter of the drawing, and
+#: what it is) whose mean μ·M should stand out, and whether it should be higher (True) or
+#: lower (False) than the rest of the object.
+REGION_FEATURES = {
+    "hammer": ("H", "the iron head", True),
+    "crimp": ("C", "the iron head", True),
+    "ranch": ("m", "the floating shaft", False),
+    "toolbox": ("L", "the heavy tools' side", True),
+    "book": ("T", "the thicker side", True),
+}
+
+
+@dataclass(frozen=True)
+class IdentifySizes:
+    """Sizes of the identification chapter at one scale.
+
+    ``objects`` run every method of ``methods``; ``map_objects`` run Algorithm 1 only (for
+    Fig. 4a); ``experiments`` ground truths per object, each with ``n_train`` training and
+    ``n_test`` test pushes of ``duration`` s; every run gets ``budget``; the test error is
+    evaluated at up to ``n_eval`` improvements of each run. ``push_counts`` and ``steps`` size
+    Fig. 4b; ``cosine_iterations`` the direction study; ``cells`` the cost study (with
+    ``lcp_cells`` the sizes the LCP formulation is timed at and ``cost_repeats`` repeats);
+    ``robot_objects``, ``robot_train`` and ``robot_test`` the simulated stand-in for the real
+    robot's runs; ``long_object`` and ``long_budget`` (simulations) the longer runs of
+    :func:`long_runs`; ``n_jobs`` local workers.
+    """
+
+    objects: tuple[str, ...]
+    map_objects: tuple[str, ...]
+    methods: tuple[str, ...]
+    experiments: int
+    n_train: int
+    n_test: int
+    duration: float
+    budget: Budget
+    n_eval: int
+    push_counts: tuple[int, ...]
+    steps: int
+    cosine_iterations: int
+    cells: tuple[int, ...]
+    lcp_cells: tuple[int, ...]
+    cost_repeats: int
+    robot_objects: tuple[str, ...] = ("hammer", "toolbox", "book")
+    robot_train: int = 2
+    robot_test: int = 5
+    long_object: str = "crimp"
+    long_budget: int = 120
+    n_jobs: int = 2
+
+
+_ALL = tuple(METHODS)
+_PAPER_OBJECTS = ("hammer", "crimp", "ranch")
+
+#: Sizes per scale ("paper": the paper's ten experiments, four training and twelve test
+#: pushes, and the authors' budget of 100 simulations).
+SIZES = {
+    "quick": IdentifySizes(
+        objects=("crimp",), map_objects=(), methods=_ALL, experiments=1, n_train=2,
+        n_test=2, duration=0.5, budget=Budget(simulations=8, seconds=10.0), n_eval=2,
+        push_counts=(1, 2), steps=2, cosine_iterations=1, cells=(10, 24), lcp_cells=(10,),
+        cost_repeats=1, robot_objects=("crimp",), robot_train=1, robot_test=1,
+        long_budget=8,
+    ),
+    "default": IdentifySizes(
+        objects=_PAPER_OBJECTS, map_objects=("toolbox", "book"), methods=_ALL, experiments=1,
+        n_train=4, n_test=6, duration=1.0, budget=Budget(simulations=40, seconds=30.0),
+        n_eval=3, push_counts=(1, 2, 4, 8), steps=6, cosine_iterations=3,
+        cells=(10, 24, 48, 88, 127), lcp_cells=(10, 24, 48), cost_repeats=3,
+    ),
+    "paper": IdentifySizes(
+        objects=_PAPER_OBJECTS, map_objects=("toolbox", "book"), methods=_ALL,
+        experiments=10, n_train=4, n_test=12, duration=1.0,
+        budget=Budget(simulations=100, seconds=60.0), n_eval=6,
+        push_counts=(1, 2, 3, 4, 5, 6, 7, 8), steps=10, cosine_iterations=5,
+        cells=(10, 24, 48, 88, 127), lcp_cells=(10, 24, 48, 88, 127), cost_repeats=5,
+        long_budget=400,
+    ),
+}
+
+
+def sizes(scale: str) -> IdentifySizes:
+    """The :class:`IdentifySizes` of ``scale`` (ValueError for an unknown scale)."""
+    return select(SIZES, scale, "identification chapter")
+
+
+def _experiment(name: str, index: int, s: IdentifySizes, seed: int,
+                n_train: int | None = None, n_test: int | None = None) -> Experiment:
+    """Experiment ``index`` of ``name`` at the sizes ``s`` (pybullet data cached on disk)."""
+    return make_experiment(name, index, s.n_train if n_train is None else n_train,
+                           s.n_test if n_test is None else n_test, s.duration, seed)
+
+
+def _eval_points(n: int, n_eval: int) -> list[int]:
+    """Up to ``n_eval`` indices of ``n`` improvements: the first, the last and log-spaced
+    ones between."""
+    if n <= n_eval:
+        return list(range(n))
+    inner = np.unique(np.round(np.geomspace(1, n - 1, n_eval)).astype(int))
+    return sorted({0, n - 1, *inner.tolist()})[: max(n_eval, 2)]
+
+
+@dataclass(frozen=True)
+class MethodRun:
+    """One method on one experiment: its improvements (simulations, seconds, training loss
+    (m)), the test error (m) at the improvements ``evaluated``, with the identifiable maps
+    there (``maps``, (E, k)) and the final cell positions they predict for the first test push
+    (``predicted``, (E, k, 2)) beside pybullet's (``observed``, (k, 2)) and the cells before
+    the push (``start``, (k, 2)); the identified and true identifiable maps (k,), the truth's
+    own test error (the model's floor), why it stopped and what it used."""
+
+    object: str
+    experiment: int
+    method: str
+    simulations: np.ndarray
+    seconds: np.ndarray
+    loss: np.ndarray
+    evaluated: np.ndarray
+    test_error: np.ndarray
+    maps: np.ndarray
+    predicted: np.ndarray
+    observed: np.ndarray
+    start: np.ndarray
+    identified_map: np.ndarray
+    true_map: np.ndarray
+    floor: float
+    stopped: str
+    used_simulations: int
+    used_seconds: float
+
+    def test_error_at(self, simulations: float | None = None,
+                      seconds: float | None = None) -> float:
+        """The test error of the last evaluated improvement within the limits."""
+        ok = np.ones(len(self.evaluated), bool)
+        if simulations is not None:
+            ok &= self.simulations[self.evaluated] <= simulations
+        if seconds is not None:
+            ok &= self.seconds[self.evaluated] <= seconds
+        return float(self.test_error[np.flatnonzero(ok)[-1]]) if ok.any() else float("nan")
+
+
+def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
+                n_train: int | None = None, n_test: int | None = None,
+                budget: Budget | None = None, n_eval: int | None = None) -> MethodRun:
+    with one_torch_thread():
+        ex = _experiment(name, index, s, seed, n_train, n_test)
+        run = identify(method, ex.train, budget or s.budget, seed=seed)
+        h = run.history
+        points = _eval_points(len(h.estimates), n_eval or s.n_eval)
+        target = PushingTarget(ex.train)
+        x = torch.as_tensor(np.array([h.estimates[i] for i in points]))
+        masses, frictions = target.physical(x)
+        final = target.final_positions(masses, frictions, ex.test)
+        observed = ex.test.positions[:, -1].expand_as(final)
+        test = cell_position_error(final, observed).mean(1).numpy()
+        floor = float(target.final_error(ex.obj.masses[None], ex.obj.frictions[None],
+                                         ex.test)[0])
+    return MethodRun(
+        name, index, method, np.array(h.simulations), np.array(h.seconds), np.array(h.loss),
+        np.array(points), test, identifiable_map(masses, frictions).numpy(),
+        final[:, 0].numpy(), ex.test.positions[0, -1].numpy(), ex.test.positions[0, 0].numpy(),
+        identifiable_map(torch.as_tensor(run.masses), torch.as_tensor(run.frictions)).numpy(),
+        identifiable_map(ex.obj.masses, ex.obj.frictions).numpy(), floor, run.stopped,
+        run.simulations, run.seconds,
+    )
+
+
+def _prepare(name: str, index: int, s: IdentifySizes, seed: int, n_train: int | None = None,
+             n_test: int | None = None) -> None:
+    _experiment(name, index, s, seed, n_train, n_test)
+
+
+def run_protocol(scale: str, seed: int = 0, scheduler: object = None,
+                 methods: tuple[str, ...] | None = None) -> list[MethodRun]:
+    """Every method of ``methods`` (default: the scale's, all registered) on every experiment
+    of ``sizes(scale).objects`` and Algorithm 1 on the ``map_objects``: the pybullet data
+    first (cached), then one job per run, locally or on the Dask cluster ``scheduler``
+    (:func:`physid.core.sweeps.run_jobs`)."""
+    s = sizes(scale)
+    seed = check_seed("seed", seed)
+    if methods is None:
+        methods = s.methods
+    if isinstance(methods, str) or not methods:
+        raise ValueError(f"methods must be a non-empty tuple of method names, got {methods!r}")
+    for name in methods:
+        check_choice("methods", name, tuple(METHODS))
+    names = s.objects + s.map_objects
+    experiments = [dict(name=n, index=i, s=s, seed=seed) for n in names
+                   for i in range(s.experiments)]
+    run_jobs(_prepare, experiments, n_jobs=s.n_jobs, scheduler=scheduler)
+    jobs = [dict(name=n, index=i, method=m, s=s, seed=seed) for n in s.objects
+            for i in range(s.experiments) for m in methods]
+    jobs += [dict(name=n, index=i, method="algorithm1", s=s, seed=seed) for n in s.map_objects
+             for i in range(s.experiments)]
+    return run_jobs(_run_method, jobs, n_jobs=s.n_jobs, scheduler=scheduler,
+                    desc="identification")
+
+
+def robot_standin(scale: str, seed: int = 0, scheduler: object = None) -> list[MethodRun]:
+    """The sizes of the paper's real-robot runs in simulation: Algorithm 1 and autograd through
+    formulation 2 with ``robot_train`` training and ``robot_test`` test pushes on each of
+    ``robot_objects`` (first experiment)."""
+    s = sizes(scale)
+    seed = check_seed("seed", seed)
+    sized = dict(n_train=s.robot_train, n_test=s.robot_test)
+    run_jobs(_prepare, [dict(name=n, index=0, s=s, seed=seed, **sized)
+                        for n in s.robot_objects], n_jobs=s.n_jobs, scheduler=scheduler)
+    jobs = [dict(name=n, index=0, method=m, s=s, seed=seed, **sized) for n in s.robot_objects
+            for m in ("algorithm1", "autograd-rigid")]
+    return run_jobs(_run_method, jobs, n_jobs=s.n_jobs, scheduler=scheduler)
+
+
+#: Improvements at which the test error of a :func:`long_runs` run is evaluated.
+LONG_EVAL = 8
+
+
+def long_runs(scale: str, seed: int = 0, scheduler: object = None) -> list[MethodRun]:
+    """Algorithm 1 and exact-gradient descent through formulation 2 on the first experiment of
+    ``long_object`` with a budget of ``long_budget`` simulations and no time limit, the test
+    error evaluated at up to :data:`LONG_EVAL` improvements: where each goes given more
+    time than the protocol's budget."""
+    s = sizes(scale)
+    seed = check_seed("seed", seed)
+    _prepare(s.long_object, 0, s, seed)
+    budget = Budget(simulations=s.long_budget)
+    jobs = [dict(name=s.long_object, index=0, method=m, s=s, seed=seed, budget=budget,
+                 n_eval=LONG_EVAL) for m in ("algorithm1", "autograd-rigid")]
+    return run_jobs(_run_method, jobs, n_jobs=s.n_jobs, scheduler=scheduler)
+
+
+def feature_contrast(name: str, identified_map: np.ndarray) -> float:
+    """§7.3's feature of object ``name`` in a map (k,): the mean μ·M share of the named region
+    (:data:`REGION_FEATURES`) divided by that of the rest of the object. The feature shows
+    when it is above 1 for a region that should be heavier and below 1 for one that should be
+    lighter (:func:`shows_feature`)."""
+    check_choice("name", name, OBJECT_NAMES)
+    obj = load_object(name)
+    region = REGION_FEATURES[name][0]
+    cells = np.array([r == region for r in obj.regions])
+    values = np.asarray(identified_map, dtype=float)
+    if values.shape != (len(obj),):
+        raise ValueError(f"identified_map must have shape ({len(obj)},), got {values.shape}")
+    return float(values[cells].mean() / values[~cells].mean())
+
+
+def shows_feature(name: str, contrast: float) -> bool:
+    """Whether a :func:`feature_contrast` shows object ``name``'s feature: above 1 where the
+    region should be heavier, below 1 where it should be lighter."""
+    check_choice("name", name, OBJECT_NAMES)
+    return bool(contrast > 1.0) if REGION_FEATURES[name][2] else bool(contrast < 1.0)
+
+
+@dataclass(frozen=True)
+class PushCountRun:
+    """Algorithm 1 with ``n_train`` training pushes for ``steps`` gradient steps: the test
+    error (m) of the best estimate after each step (index 0: the start) and the mean seconds
+    per step."""
+
+    n_train: int
+    test_error: np.ndarray
+    seconds_per_step: float
+
+
+def _push_count(n_train: int, s: IdentifySizes, seed: int) -> PushCountRun:
+    with one_torch_thread():
+        ex = _experiment(s.objects[0], 0, s, seed, n_train=max(s.push_counts))
+        train = ex.train.subset(range(n_train))
+        run = identify("algorithm1", train, Budget(simulations=(s.steps + 1) * n_train),
+                       seed=seed)
+        target = PushingTarget(train)
+        # Algorithm 1 evaluates one iterate per step: the history holds every improving one.
+        x = np.stack(run.history.estimates)
+        # The start is step 0; the evaluation after step i costs (i + 1) n_train simulations.
+        steps = np.maximum(np.array(run.history.simulations) // n_train - 1, 0)
+        errors = target.rollout_error(torch.as_tensor(x), ex.test).numpy()
+        per_step = np.full(s.steps + 1, np.nan)
+        for step, error in zip(steps, errors, strict=True):
+            per_step[step:] = error  # the best so far stays until the next improvement
+        seconds = run.seconds / (run.simulations / n_train)
+    return PushCountRun(n_train, per_step, seconds)
+
+
+def push_counts(scale: str, seed: int = 0, scheduler: object = None) -> list[PushCountRun]:
+    """Fig. 4b: Algorithm 1 on the first experiment of the first of ``objects`` (the hammer)
+    with each of ``push_counts`` training pushes (the first ones of the largest count), test
+    error against gradient steps."""
+    s = sizes(scale)
+    seed = check_seed("seed", seed)
+    _prepare(s.objects[0], 0, s, seed, n_train=max(s.push_counts))
+    jobs = [dict(n_train=n, s=s, seed=seed) for n in s.push_counts]
+    return run_jobs(_push_count, jobs, n_jobs=s.n_jobs, scheduler=scheduler)
+
+
+@dataclass(frozen=True)
+class Directions:
+    """Cosines (pushes, iterations) between Algorithm 1's direction and the exact gradient of
+    Eq. (1) for the frictions (``friction``) and the masses (``mass``), per training push,
+    with whether §6's assumptions held on each push (``holds``, (pushes,)) and whether the
+    finger ``slid`` or ``lost_contact``."""
+
+    object: str
+    friction: np.ndarray
+    mass: np.ndarray
+    holds: np.ndarray
+    slid: np.ndarray
+    lost_contact: np.ndarray
+
+
+def _cosine(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
+    return torch.nn.functional.cosine_similarity(a, b, dim=-1).numpy()
+
+
+def _directions(name: str, s: IdentifySizes, seed: int) -> Directions:
+    with one_torch_thread():
+        ex = _experiment(name, 0, s, seed)
+        run = identify("algorithm1", ex.train,
+                       Budget(simulations=s.cosine_iterations * len(ex.train)), seed=seed)
+        x = torch.as_tensor(np.stack(run.history.estimates[: s.cosine_iterations]))
+        friction, mass = [], []
+        for b in range(len(ex.train)):
+            target = PushingTarget(ex.train.subset([b]))
+            _, direction = target.algorithm1(x)
+            _, grad = target.loss_and_grad(x)
+            friction.append(_cosine(direction, grad[:, target.k :]))
+            mass.append(_cosine(direction, grad[:, : target.k]))
+    return Directions(name, np.array(friction), np.array(mass),
+                      ex.train.assumptions_hold.numpy(), ex.train.slid.numpy(),
+                      ex.train.lost_contact.numpy())
+
+
+def direction_study(scale: str, seed: int = 0, scheduler: object = None) -> list[Directions]:
+    """Algorithm 1's direction against the exact gradient on every training push of the first
+    experiment of each of ``objects``, at the first ``cosine_iterations`` iterates of
+    Algorithm 1."""
+    s = sizes(scale)
+    seed = check_seed("seed", seed)
+    jobs = [dict(name=n, s=s, seed=seed) for n in s.objects]
+    return run_jobs(_directions, jobs, n_jobs=s.n_jobs, scheduler=scheduler)
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    """Median seconds per gradient of Eq. (1) on one push of :data:`COST_DURATION` s of an
+    object of ``cells`` cells, per method (NaN where a formulation was not timed at this size)."""
+
+    cells: int
+    algorithm1: float
+    autograd_rigid: float
+    autograd_lcp: float
+
+
+#: Columns of the solid blocks of the cost studies (:func:`block`).
+BLOCK_WIDTH = 8
+#: Side (m) of a block's cells.
+BLOCK_CELL = 0.02
+
+
+def block(cells: int) -> tuple[CellObject, Push]:
+    """A solid block of ``cells`` cells of :data:`BLOCK_CELL` m, :data:`BLOCK_WIDTH` wide with
+    a ragged top row, and the push the cost studies time on it: up on the bottom face, a
+    quarter of the width off centre, so that the block also turns."""
+    cells = check_count("cells", cells)
+    rows = -(-cells // BLOCK_WIDTH)
+    mask = np.zeros((rows, BLOCK_WIDTH), bool)
+    mask.reshape(-1)[-cells:] = True  # the full rows at the bottom
+    obj = from_mask(mask, BLOCK_CELL, masses=0.5, frictions=0.5, name=f"{cells} cells")
+    _, mids, normals = obj.exposed_faces()
+    bottom = mids[(normals[:, 1] > 0.5) & (mids[:, 1] < mids[:, 1].min() + 1e-9)]
+    width = BLOCK_WIDTH if cells >= BLOCK_WIDTH else cells
+    contact = bottom[np.argmin(np.abs(bottom[:, 0] - width * BLOCK_CELL / 4))]
+    return obj, Push(tuple(contact), (0.0, 1.0), duration=COST_DURATION)
+
+
+def _cost(cells: int, s: IdentifySizes, seed: int) -> CostPoint:
+    with one_torch_thread():
+        obj, push = block(cells)
+        data = observe(obj, [push], obj.masses, obj.frictions, world="rigid")
+        x = torch.as_tensor(start_point(cells))[None]
+        rigid, lcp = PushingTarget(data), PushingTarget(data, formulation="lcp")
+
+        def median(fn) -> float:
+            fn()  # warm-up
+            times = []
+            for _ in range(s.cost_repeats):
+                start = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - start)
+            return float(np.median(times))
+
+        return CostPoint(
+            cells, median(lambda: rigid.algorithm1(x)), median(lambda: rigid.loss_and_grad(x)),
+            median(lambda: lcp.loss_and_grad(x)) if cells in s.lcp_cells else float("nan"),
+        )
+
+
+def gradient_cost(scale: str, seed: int = 0, scheduler: object = None) -> list[CostPoint]:
+    """Seconds per gradient against the number of cells (``cells``), one job per size, one
+    after the other (timings must not share the cores)."""
+    s = sizes(scale)
+    seed = check_seed("seed", seed)
+    check_count("cells", min(s.cells))
+    return run_jobs(_cost, [dict(cells=c, s=s, seed=seed) for c in s.cells], n_jobs=1,
+                    scheduler=scheduler)
+
+
+@dataclass(frozen=True)
+class Identifiability:
+    """Mean final cell displacement (m) of ``pushes`` pushes of an object when its parameters
+    change: every mass scaled by one ``factor`` (``global_scale``); each cell's mass scaled by
+    its own log-uniform factor in :data:`~physid.pushing.observations.MASS_FACTOR` with its
+    friction divided by it, so every μ_i M_i is kept (``product_kept``); and the same mass
+    factors alone (``masses_alone``)."""
+
+    object: str
+    pushes: int
+    global_scale: float
+    product_kept: float
+    masses_alone: float
+
+
+def _displacement(obj, pushes, masses, frictions, reference) -> float:
+    moved = simulate(obj, pushes, masses=masses, frictions=frictions).final
+    return float(cell_position_error(moved, reference).mean())
+
+
+def identifiability(scale: str, seed: int = 0, name: str = "hammer", factor: float = 3.0
+                    ) -> Identifiability:
+    """How far the hammer's cells move when the masses change with and without every μ_i M_i
+    held fixed, over ``n_train`` + ``n_test`` random pushes of the first experiment's truth
+    (formulation 2, the same engine both times: no model gap)."""
+    s = sizes(scale)
+    seed = check_seed("seed", seed)
+    check_choice("name", name, OBJECT_NAMES)
+    factor = check_positive("factor", factor)
+    with one_torch_thread():
+        base = load_object(name)
+        masses, frictions = draw_truth(base, seed)
+        obj = replace(base, masses=masses, frictions=frictions)
+        pushes = random_pushes(obj, s.n_train + s.n_test, seed=seed, duration=s.duration)
+        reference = simulate(obj, pushes).final
+        rng = np.random.default_rng(seed)
+        scales = torch.as_tensor(np.exp(rng.uniform(*np.log(MASS_FACTOR), size=len(obj))))
+        return Identifiability(
+            name, len(pushes),
+            _displacement(obj, pushes, masses * factor, frictions, reference),
+            _displacement(obj, pushes, masses * scales, frictions / scales, reference),
+            _displacement(obj, pushes, masses * scales, frictions, reference),
+        )
+
+
+# -- summaries the chapter's claims and figures share --------------------------------------
+
+
+def mean_error(runs: list[MethodRun], method: str, objects: tuple[str, ...] | None = None,
+               simulations: float | None = None, seconds: float | None = None) -> float:
+    """Mean test error (m) over the runs of ``method`` (on ``objects``, default all) of the
+    best estimate within ``simulations`` and ``seconds`` (:meth:`MethodRun.test_error_at`)."""
+    check_choice("method", method, tuple(METHODS))
+    values = [r.test_error_at(simulations, seconds) for r in runs
+              if r.method == method and (objects is None or r.object in objects)]
+    if not values:
+        raise ValueError(f"runs hold no run of {method!r} on {objects}")
+    return float(np.mean(values))
+
+
+def log_slope(x, y) -> float:
+    """The least-squares slope of ``log y`` against ``log x`` (how a cost grows with size);
+    NaN entries of ``y`` are left out."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = np.isfinite(y) & (y > 0)
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+
+
+def steps_to(test_error: np.ndarray, fraction: float = 0.9) -> int:
+    """Gradient steps a run of :func:`push_counts` needs to make ``fraction`` of its total
+    improvement of the test error (0 if it never improves)."""
+    errors = np.asarray(test_error, dtype=float)
+    gain = errors[0] - errors
+    if gain[-1] <= 0:
+        return 0
+    return int(np.argmax(gain >= fraction * gain[-1]))

@@ -1,0 +1,272 @@
+"""Eq. (1) of Song & Boularias as a target: each cell's mass and friction from observed pushes.
+
+The loss is Eq. (1): every observation interval of every training push is restarted from the
+observed pose and twist (with the finger where it was at that time) and simulated for one
+interval; the loss is the mean over pushes, intervals and cells of the distance between the
+predicted and the observed cell positions at the end of the interval, in metres
+(:class:`PushingTarget`). It is Eq. (1) divided by the number of terms and cells, so that it
+reads as a position error.
+
+:class:`PushingTarget` is a :class:`physid.core.target.Target`: the parameters are the paper's
+``θ = [M, μ_f]`` (2k entries, masses first) normalised to the unit box :data:`MASS_LIMITS` ×
+:data:`FRICTION_LIMITS` (the authors' search box), and its log-likelihood is ``−loss / noise``
+(a Gibbs density), so Part II's estimators can sample it. :func:`start_point` is the authors'
+start in that box.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from physid.core.constants import GRAVITY
+from physid.core.target import Limits, Target
+from physid.core.validate import check_count, check_positive, check_tensor
+from physid.pushing.engine import Scene, Stepping
+from physid.pushing.finger import FaceGeometry
+from physid.pushing.observations import OBSERVATION_PERIOD, Observations
+from physid.pushing.pushes import PushBatch
+from physid.pushing.simulate import FORMULATIONS, cell_position_error
+
+__all__ = [
+    "DT",
+    "FRICTION_LIMITS",
+    "MASS_LIMITS",
+    "Exhausted",
+    "PushingTarget",
+    "identifiable_map",
+    "start_point",
+]
+
+#: The authors' search box for each cell's mass (kg): only relative masses matter (a global
+#: scale leaves every push unchanged), so the unit is theirs.
+MASS_LIMITS = (0.1, 5.0)
+#: The authors' search box for each cell's friction coefficient with the table.
+FRICTION_LIMITS = (0.1, 1.0)
+#: The engines' time step (s) during identification: five steps per observation interval.
+DT = 0.01
+#: Restarts simulated in one batch by each formulation: memory stays bounded, and the
+#: deadline of a time budget is checked after every step of a batch (formulation 1's steps
+#: are slow, so its batches are small).
+CHUNK = {"rigid": 192, "lcp": 8}
+
+
+
+def identifiable_map(masses: Tensor, frictions: Tensor) -> Tensor:
+    """``μ_i M_i / Σ_j μ_j M_j`` (..., k): what pushes on a table determine (the normal load
+    and so the friction force of each cell is ``μ_i M_i g``; a global scale of the masses
+    changes no trajectory)."""
+    product = masses * frictions
+    return product / product.sum(-1, keepdim=True)
+
+
+class Exhausted(Exception):
+    """The budget of an identification run is spent (a
+    :class:`~physid.pushing.budget.Tracker`'s, or a time budget during an evaluation)."""
+
+
+class PushingTarget(Target):
+    """Eq. (1) on observed pushes, as a Part II target (module docstring).
+
+    Args:
+        data: the training pushes, observed (:class:`~physid.pushing.observations.Observations`).
+        formulation: ``"rigid"`` (formulation 2) or ``"lcp"`` (formulation 1, the LCP of
+            Figure 2): the engine simulated and differentiated.
+        noise: σ (m) of the Gibbs log-likelihood ``−loss / σ``.
+        friction_dirs: directions of the friction pyramid D (4 in the paper).
+    """
+
+    def __init__(self, data: Observations, formulation: str = "rigid", noise: float = 1e-3,
+                 friction_dirs: int = 4):
+        if not isinstance(data, Observations):
+            raise TypeError(f"data must be Observations, got {type(data).__name__}")
+        self.formulation = FORMULATIONS.check(formulation, "formulation")
+        self.noise = check_positive("noise", noise)
+        self.friction_dirs = check_count("friction_dirs", friction_dirs, minimum=3)
+        check_tensor("data.positions", data.positions, dtype=torch.float64)
+        self.data = data
+        obj = data.obj
+        self.obj = obj
+        self.k = len(obj)
+        self.dim = self.n_params = 2 * self.k
+        self.limits = Limits(
+            tuple(f"M_{i}" for i in range(self.k)) + tuple(f"mu_{i}" for i in range(self.k)),
+            np.repeat([MASS_LIMITS[0], FRICTION_LIMITS[0]], self.k),
+            np.repeat([MASS_LIMITS[1], FRICTION_LIMITS[1]], self.k),
+        )
+        self.steps = round(OBSERVATION_PERIOD / DT)
+        n_push, n_obs = data.positions.shape[:2]
+        # One restart per push and observation interval: push b from observation t.
+        push_index = torch.arange(n_push).repeat_interleave(n_obs - 1)
+        obs_index = torch.arange(n_obs - 1).repeat(n_push)
+        batch = PushBatch.from_pushes(obj, list(data.pushes))
+        self._pushes = replace(
+            _select(batch, push_index),
+            start=batch.start[push_index] + batch.velocity[push_index]
+            * data.times[obs_index].unsqueeze(1),
+        )
+        self._poses = data.poses[push_index, obs_index]
+        self._twists = data.twists[push_index, obs_index]
+        self._observed = data.positions[push_index, obs_index + 1]
+        self._faces = FaceGeometry.of(obj, obj.centres)
+        self.n_restarts = len(push_index)
+        #: Simulations one evaluation costs per particle: one per training push.
+        self.simulations_per_evaluation = n_push
+        self.deadline: float | None = None
+
+    # -- parameters ------------------------------------------------------------------------
+    def physical(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """Masses and frictions (N, k) of unit-box particles ``x`` (N, 2k)."""
+        theta = self.limits.denormalise(x)
+        return theta[..., : self.k], theta[..., self.k :]
+
+    def _log_likelihood(self, x: Tensor) -> Tensor:
+        return -self.loss(x) / self.noise
+
+    # -- Eq. (1) ---------------------------------------------------------------------------
+    def _rollout(self, masses: Tensor, frictions: Tensor, rows: Tensor) -> Tensor:
+        """Restarted rollouts (len(rows), steps + 1, k, 2) of particles and restarts ``rows``
+        (pairs: particle index, restart index)."""
+        particle, restart = rows[:, 0], rows[:, 1]
+        positions, _ = FORMULATIONS[self.formulation].rollout(
+            Scene(self.obj.centres, masses[particle], frictions[particle], self.obj.cell_side,
+                  self._twists[restart], _select(self._pushes, restart), self._faces,
+                  self._poses[restart]),
+            Stepping(DT, self.steps, self.friction_dirs),
+            self._check_deadline,
+        )
+        return positions
+
+    def _check_deadline(self) -> None:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise Exhausted("the time budget ran out during an evaluation")
+
+    def _chunks(self, n: int):
+        rows = torch.cartesian_prod(torch.arange(n), torch.arange(self.n_restarts))
+        chunk = CHUNK[self.formulation]
+        for start in range(0, len(rows), chunk):
+            self._check_deadline()
+            yield rows[start : start + chunk]
+
+    def _residual(self, positions: Tensor, rows: Tensor) -> Tensor:
+        """Mean-cell distance (len(rows),) at the end of each restarted interval."""
+        return (positions[:, -1] - self._observed[rows[:, 1]]).norm(dim=-1).mean(-1)
+
+    def loss(self, x: Tensor) -> Tensor:
+        """Eq. (1) per particle (N,) in metres (module docstring), differentiable in ``x``."""
+        x = self.check_x(x)
+        masses, frictions = self.physical(x)
+        total = x.new_zeros(len(x))
+        for rows in self._chunks(len(x)):
+            residual = self._residual(self._rollout(masses, frictions, rows), rows)
+            total = total.index_add(0, rows[:, 0], residual)
+        return total / self.n_restarts
+
+    def loss_and_grad(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """:meth:`loss` (N,) and its exact gradient (N, 2k) in ``x``, by autograd through the
+        engine, accumulated chunk by chunk."""
+        x = self.check_x(x).detach()
+        total, grad = x.new_zeros(len(x)), torch.zeros_like(x)
+        for rows in self._chunks(len(x)):
+            xr = x.clone().requires_grad_(True)
+            masses, frictions = self.physical(xr)
+            residual = self._residual(self._rollout(masses, frictions, rows), rows)
+            part = x.new_zeros(len(x)).index_add(0, rows[:, 0], residual)
+            (g,) = torch.autograd.grad(part.sum(), xr)
+            total, grad = total + part.detach(), grad + g
+        return total / self.n_restarts, grad / self.n_restarts
+
+    def algorithm1(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """:meth:`loss` (N,) and Algorithm 1's direction (N, k) for the frictions, from the
+        forward simulation only (§6).
+
+        Under the paper's assumptions (rigid object, fixed inelastic finger contact) only
+        cell i's own ground-friction impulse depends on μ_i: ``∂v_i/∂μ_i = M_i⁻¹ ∂λ_i/∂μ_i =
+        −g Δt ŝ_i`` with ŝ_i the cell's direction of motion in the step, the forward
+        simulation's own impulse per unit μ. Summed over the steps of each restarted interval
+        (a velocity change at step j moves the cell for the remaining ``n − j`` steps) and
+        projected on the derivative of the interval's residual, Σ_t (x̂ − x)/‖x̂ − x‖ · ∂x̂/∂μ.
+        """
+        x = self.check_x(x).detach()
+        masses, frictions = self.physical(x)
+        total = x.new_zeros(len(x))
+        direction = x.new_zeros(len(x), self.k)
+        weights = torch.arange(self.steps, 0, -1, dtype=x.dtype)  # n − j, j = 0 … n − 1
+        with torch.no_grad():
+            for rows in self._chunks(len(x)):
+                positions = self._rollout(masses, frictions, rows)
+                residual = positions[:, -1] - self._observed[rows[:, 1]]
+                distance = residual.norm(dim=-1)  # (R, k)
+                unit = residual / distance.clamp_min(1e-15).unsqueeze(-1) / self.k
+                moves = positions[:, 1:] - positions[:, :-1]  # (R, n, k, 2)
+                slip = moves / moves.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+                slip = torch.where(moves.norm(dim=-1, keepdim=True) > 1e-12, slip, 0.0)
+                effect = -GRAVITY * DT**2 * torch.einsum("j,rjkd->rkd", weights, slip)
+                per_cell = (unit * effect).sum(-1)  # (R, k)
+                total = total.index_add(0, rows[:, 0], distance.mean(-1))
+                direction = direction.index_add(0, rows[:, 0], per_cell)
+        return total / self.n_restarts, direction / self.n_restarts
+
+    def rollout_error(self, x: Tensor, data: Observations | None = None) -> Tensor:
+        """The metric of §7 (N,): the mean over pushes and cells of the distance between the
+        final cell positions of a full rollout from rest and those observed in ``data``
+        (default: the training pushes), in metres."""
+        masses, frictions = self.physical(self.check_x(x).detach())
+        return self.final_error(masses, frictions, data)
+
+    def final_positions(self, masses: Tensor, frictions: Tensor,
+                        data: Observations | None = None) -> Tensor:
+        """Final cell positions (N, B, k, 2) of full rollouts from rest of the pushes of
+        ``data`` (default: the training pushes) with physical ``masses`` and ``frictions``
+        (N, k), which need not lie in the search box."""
+        data = self.data if data is None else data
+        if not isinstance(data, Observations) or len(data.obj) != self.k:
+            raise ValueError(f"data must be Observations of an object of {self.k} cells")
+        check_tensor("masses", masses, shape=(None, self.k), dtype=torch.float64, positive=True)
+        check_tensor("frictions", frictions, shape=(len(masses), self.k), dtype=torch.float64,
+                     nonnegative=True)
+        n, b = len(masses), len(data)
+        batch = PushBatch.from_pushes(data.obj, list(data.pushes))
+        steps = round(float(data.times[-1]) / DT)
+        finals = []
+        chunk = CHUNK[self.formulation]
+        with torch.no_grad():
+            for start in range(0, n * b, chunk):
+                rows = torch.arange(start, min(n * b, start + chunk))
+                particle, push = rows // b, rows % b
+                positions, _ = FORMULATIONS[self.formulation].rollout(
+                    Scene(data.obj.centres, masses[particle], frictions[particle],
+                          data.obj.cell_side, masses.new_zeros(len(rows), 3),
+                          _select(batch, push), self._faces),
+                    Stepping(DT, steps, self.friction_dirs),
+                )
+                finals.append(positions[:, -1])
+        return torch.cat(finals).reshape(n, b, self.k, 2)
+
+    def final_error(self, masses: Tensor, frictions: Tensor, data: Observations | None = None
+                    ) -> Tensor:
+        """:meth:`rollout_error` of physical ``masses`` and ``frictions`` (N, k), which need
+        not lie in the search box (the ground truth's error is the model's floor)."""
+        data = self.data if data is None else data
+        final = self.final_positions(masses, frictions, data)
+        return cell_position_error(final, data.positions[:, -1].expand_as(final)).mean(1)
+
+
+def _select(batch: PushBatch, index: Tensor) -> PushBatch:
+    """The pushes ``index`` of ``batch``."""
+    return replace(batch, cell=batch.cell[index], contact=batch.contact[index],
+                   normal=batch.normal[index], velocity=batch.velocity[index],
+                   start=batch.start[index])
+
+
+def start_point(k: int) -> np.ndarray:
+    """The authors' start (unit box, (2k,)): every mass at half its box range (2.45 kg) and
+    every friction at 0.5."""
+    mass = (MASS_LIMITS[1] - MASS_LIMITS[0]) * 0.5
+    unit_mass = (mass - MASS_LIMITS[0]) / (MASS_LIMITS[1] - MASS_LIMITS[0])
+    unit_friction = (0.5 - FRICTION_LIMITS[0]) / (FRICTION_LIMITS[1] - FRICTION_LIMITS[0])
+    return np.concatenate([np.full(k, unit_mass), np.full(k, unit_friction)])

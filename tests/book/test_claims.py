@@ -1,0 +1,122 @@
+import json
+
+import nbformat
+import numpy as np
+import pytest
+
+from physid.book.claims import (
+    CLAIM_KEY,
+    Claim,
+    check_unique,
+    claims_from_notebook,
+    load_claims,
+    make_claim,
+    record_claim,
+    report_markdown,
+    summary_line,
+    write_claims,
+)
+
+GOOD = dict(
+    id="tutorial-some-thing",
+    statement="A statement.",
+    paper=0.3,
+    ours="0.2996",
+    criterion="within 1 %",
+    holds=True,
+    scale="quick",
+    section="some-section",
+)
+
+
+def test_make_claim_formats_numbers_and_keeps_text():
+    claim = make_claim(**GOOD)
+    assert claim.paper == "0.3" and claim.ours == "0.2996" and claim.source == "tutorial"
+
+
+def test_numpy_bool_is_accepted_as_holds():
+    assert make_claim(**{**GOOD, "holds": np.float64(0.1) < 1}).holds is True
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("id", "nature2030-x", "id must look like"),
+        ("id", "tutorial-Upper", "id must look like"),
+        ("id", "tutorial", "id must look like"),
+        ("statement", "  ", "statement must be"),
+        ("criterion", "", "criterion must be"),
+        ("holds", 1, "holds must be True or False"),
+        ("holds", "yes", "holds must be True or False"),
+        ("paper", float("nan"), "paper must be finite"),
+        ("ours", True, "ours must be a number or a string"),
+        ("ours", "", "ours must be a number"),
+        ("scale", "huge", "SCALE must be one of"),
+        ("section", "", "section must be the MyST label"),
+        ("section", "Has Spaces", "section must be the MyST label"),
+        ("why", "Because.", "holds, so it takes no why"),
+    ],
+)
+def test_make_claim_rejects_bad_fields(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        make_claim(**{**GOOD, field: value})
+
+
+def test_a_failing_claim_needs_a_why():
+    with pytest.raises(ValueError, match="why must say"):
+        make_claim(**{**GOOD, "holds": False})
+    with pytest.raises(ValueError, match="why must say"):
+        make_claim(**{**GOOD, "holds": False, "why": "   "})
+    claim = make_claim(**{**GOOD, "holds": False, "why": " The model\n is coarser. "})
+    assert claim.why == "The model is coarser."
+
+
+def test_record_claim_emits_markdown_and_json(capsys):
+    claim = record_claim(**GOOD)
+    assert isinstance(claim, Claim)
+    # Outside a kernel IPython prints the text/plain form.
+    assert "tutorial-some-thing" in capsys.readouterr().out
+
+
+def test_claims_round_trip_through_a_notebook_and_json(tmp_path):
+    claim = make_claim(**GOOD)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("record_claim(...)")
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data", data={"text/plain": "x"}, metadata={CLAIM_KEY: claim.as_dict()}
+        ),
+        nbformat.v4.new_output("stream", text="noise"),
+    ]
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
+    (found,) = claims_from_notebook(nb, "book/chapter")
+    assert found.chapter == "book/chapter" and found.id == claim.id
+    path = write_claims([found], tmp_path / "out" / "claims.json")
+    assert json.loads(path.read_text())[0]["chapter"] == "book/chapter"
+    assert load_claims(path) == [found]
+
+
+def test_duplicate_ids_name_both_chapters():
+    a = make_claim(**GOOD)
+    claims = [Claim(**{**a.as_dict(), "chapter": c}) for c in ("book/a", "book/b")]
+    with pytest.raises(ValueError, match="book/a.*book/b"):
+        check_unique(claims)
+
+
+def test_report_groups_by_paper_with_verdict_first_and_links():
+    song = make_claim(
+        **{**GOOD, "id": "song2020-a", "statement": "x | y", "holds": False, "why": "Round."}
+    )
+    tut = make_claim(**GOOD)
+    text = report_markdown([tut, song])
+    assert text.index("Song & Boularias") < text.index("tutorial chapters")
+    assert "* - ✗\n  - x | y" in text and "* - ✓\n" in text
+    assert "**Does not hold:** Round." in text
+    assert "`song2020-a`: {ref}`some-section`" in text
+    assert summary_line([tut, song]) == "2 claims: 1 hold, 1 do not (song2020-a)."
+    assert "No chapter recorded" in report_markdown([])
+
+
+def test_numpy_numbers_are_formatted():
+    claim = make_claim(**{**GOOD, "paper": np.float32(0.5), "ours": np.int64(3)})
+    assert (claim.paper, claim.ours) == ("0.5", "3")

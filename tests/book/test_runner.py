@@ -1,0 +1,224 @@
+"""The runner's paths on a miniature book: success, and every error it must name."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from physid.book.runner import (
+    BuildError,
+    ChapterError,
+    drop_progress_outputs,
+    execute_chapter,
+    read_toc,
+    run_book,
+)
+
+HEADER = textwrap.dedent(
+    """\
+    ---
+    jupytext:
+      text_representation:
+        extension: .md
+        format_name: myst
+    kernelspec:
+      display_name: Python 3
+      language: python
+      name: python3
+    ---
+
+    # A chapter
+
+    ```{code-cell} ipython3
+    :tags: [parameters]
+
+    SCALE = "default"
+    SEED = 0
+    ```
+    """
+)
+
+GOOD_BODY = textwrap.dedent(
+    """
+    ```{code-cell} ipython3
+    import matplotlib.pyplot as plt
+    from physid.book.claims import record_claim
+    from physid.book.display import glue_figure, glue_number
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    glue_figure("fig-line", fig)
+    glue_number("answer", 42.0)
+    record_claim("tutorial-mini-answer", "The answer.", paper=42, ours=42.0,
+                 criterion="equal", holds=True, scale=SCALE, section="mini-answer")
+    ```
+
+    (mini-answer)=
+    ## The answer
+
+    The answer is {glue:text}`answer:.0f`.
+
+    ```{glue:figure} fig-line
+    A line.
+    ```
+    """
+)
+
+
+def make_book(root: Path, body: str = GOOD_BODY, extra_toc: str = "", intro: str = "# Intro\n"):
+    (root / "book").mkdir(parents=True)
+    (root / "_config.yml").write_text("title: mini\nonly_build_toc_files: true\n")
+    (root / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nchapters:\n"
+        "  - file: book/chapter\n  - file: book/report\n" + extra_toc
+    )
+    (root / "book" / "intro.md").write_text(intro)
+    (root / "book" / "report.md").write_text("# Reproduction report\n")
+    (root / "book" / "chapter.md").write_text(HEADER + body)
+    return root
+
+
+def test_a_good_book_runs_and_collects_claims_and_figures(tmp_path):
+    root = make_book(tmp_path / "mini")
+    book = run_book(root, scale="quick", seed=3, build_dir=tmp_path / "_build")
+    (run,) = book.runs
+    assert run.page.docname == "book/chapter" and run.seconds > 0
+    assert [p.name for p in run.figures] == ["fig-line.png"]
+    assert run.figures[0].read_bytes().startswith(b"\x89PNG")
+    (claim,) = json.loads(book.claims_path.read_text())
+    assert claim["chapter"] == "book/chapter" and claim["scale"] == "quick"
+    assert claim["section"] == "mini-answer" and claim["why"] == ""
+    report = (tmp_path / "_build" / "html" / "book" / "report.html").read_text()
+    assert "tutorial-mini-answer" in report
+    assert 'href="chapter.html#mini-answer"' in report
+    chapter = (tmp_path / "_build" / "html" / "book" / "chapter.html").read_text()
+    assert 'The answer is <span class="pasted-text">42</span>' in chapter
+    assert "papermill" in json.loads(run.notebook.read_text())["metadata"]
+
+
+def test_a_toc_entry_with_no_file_names_the_chapter(tmp_path):
+    root = make_book(tmp_path / "mini", extra_toc="  - file: book/missing\n")
+    with pytest.raises(ValueError, match="'book/missing'"):
+        read_toc(root)
+
+
+def test_an_unknown_scale_names_the_chapter(tmp_path):
+    root = make_book(tmp_path / "mini")
+    page = read_toc(root)[1]
+    with pytest.raises(ValueError, match="chapter 'book/chapter'.*'huge'"):
+        execute_chapter(page, "huge", 0, tmp_path / "_build")
+
+
+def test_a_failing_cell_names_the_chapter_and_the_error(tmp_path):
+    body = "\n```{code-cell} ipython3\nratio = 1 / 0\n```\n"
+    root = make_book(tmp_path / "mini", body=body)
+    with pytest.raises(ChapterError, match="chapter 'book/chapter'.*ZeroDivisionError") as error:
+        run_book(root, scale="quick", build_dir=tmp_path / "_build")
+    assert "ratio = 1 / 0" in str(error.value)
+
+
+def test_a_stalled_cell_is_run_again_and_counted(tmp_path):
+    marker = tmp_path / "stalled-once"
+    body = (
+        "\n```{code-cell} ipython3\nimport pathlib, time\n"
+        f"marker = pathlib.Path({str(marker)!r})\n"
+        "if not marker.exists():\n    marker.touch()\n    time.sleep(60)\n```\n"
+    )
+    root = make_book(tmp_path / "mini", body=body)
+    page = read_toc(root)[1]
+    run = execute_chapter(page, "quick", 0, tmp_path / "_build", cell_timeout=5)
+    assert run.attempts == 2 and run.seconds < 60
+    sleeper = "\n```{code-cell} ipython3\nimport time\ntime.sleep(60)\n```\n"
+    always = make_book(tmp_path / "always", body=sleeper)
+    with pytest.raises(ChapterError, match="longer than 5 s in each of 2 runs"):
+        execute_chapter(read_toc(always)[1], "quick", 0, tmp_path / "_build", cell_timeout=5)
+    with pytest.raises(ValueError, match="cell_timeout must be >= 1"):
+        execute_chapter(page, "quick", 0, tmp_path / "_build", cell_timeout=0)
+
+
+def test_a_computed_parameter_is_rejected(tmp_path):
+    root = make_book(tmp_path / "mini")
+    chapter = root / "book" / "chapter.md"
+    chapter.write_text(chapter.read_text().replace("SEED = 0", "SEED = 2 if SCALE else 0"))
+    with pytest.raises(ValueError, match="parameter SEED must be a literal"):
+        run_book(root, scale="quick", build_dir=tmp_path / "_build")
+
+
+def test_a_sphinx_warning_fails_the_build(tmp_path):
+    root = make_book(tmp_path / "mini", intro="# Intro\n\nSee {doc}`no_such_page`.\n")
+    with pytest.raises(BuildError, match="no_such_page"):
+        run_book(root, scale="quick", build_dir=tmp_path / "_build")
+
+
+def test_build_dir_must_be_named_build(tmp_path):
+    root = make_book(tmp_path / "mini")
+    with pytest.raises(ValueError, match="build_dir"):
+        run_book(root, scale="quick", build_dir=tmp_path / "out")
+
+
+PROGRESS_BODY = textwrap.dedent(
+    """
+    ```{code-cell} ipython3
+    :tags: [remove-input]
+
+    import sys
+    import time
+    from tqdm.auto import tqdm
+    from physid.core.progress import progress
+
+    # What physid.core.progress draws on a terminal, written where it writes it.
+    sys.__stderr__.write("terminal-bar: 100%|##########| 3/3 [00:00<00:00, 99.0it/s]\\n")
+    sys.__stderr__.flush()
+    for _ in progress(range(3), desc="terminal-bar"):
+        time.sleep(0.01)
+    for _ in tqdm(range(3), desc="notebook-bar"):
+        time.sleep(0.01)
+    print("after the bars")
+    ```
+    """
+)
+
+
+def test_progress_goes_to_the_terminal_and_never_into_the_page(tmp_path, capfd):
+    """What a chapter writes to ``sys.__stderr__`` reaches the terminal running the book, not
+    the page; a bar drawn in the notebook itself (tqdm.auto) is removed from the page."""
+    root = make_book(tmp_path / "mini", body=PROGRESS_BODY)
+    run_book(root, scale="quick", build_dir=tmp_path / "_build")
+    assert "terminal-bar: 100%" in capfd.readouterr().err
+    executed = nbformat.read(tmp_path / "_build" / "executed" / "book" / "chapter.ipynb", 4)
+    assert "terminal-bar" not in json.dumps([cell.get("outputs") for cell in executed.cells])
+    page = (tmp_path / "_build" / "html" / "book" / "chapter.html").read_text()
+    assert "after the bars" in page
+    for text in ("terminal-bar", "notebook-bar", "it/s]", "100%|"):
+        assert text not in page
+
+
+def test_drop_progress_outputs_keeps_everything_else():
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x")
+    bar = "fit:  40%|####  | 2/5 [00:01<00:01, 2.0it/s]\r"
+    warning_and_bar = "a warning\nfit: 100%|#| 5/5 [00:02<00:00]\n"
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text=bar),
+        nbformat.v4.new_output("stream", name="stderr", text=warning_and_bar),
+        nbformat.v4.new_output("display_data", data={
+            "application/vnd.jupyter.widget-view+json": {"model_id": "box", "version_major": 2},
+            "text/plain": "HBox()"}),
+        nbformat.v4.new_output("display_data", data={
+            "application/vnd.jupyter.widget-view+json": {"model_id": "slider", "version_major": 2},
+            "text/plain": "FloatSlider()"}),
+    ]
+    nb.cells = [cell]
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {
+        "bar": {"model_name": "FloatProgressModel", "state": {}},
+        "box": {"model_name": "HBoxModel", "state": {"children": ["IPY_MODEL_bar"]}},
+        "slider": {"model_name": "FloatSliderModel", "state": {}},
+    }}}
+    assert drop_progress_outputs(nb) == 3
+    texts = [o.get("text") for o in cell.outputs]
+    assert texts == ["a warning\n", None]
+    assert cell.outputs[1]["data"]["text/plain"] == "FloatSlider()"

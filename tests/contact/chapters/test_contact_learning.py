@@ -1,0 +1,146 @@
+"""The learning chapter's experiments: sizes, jobs, one tiny study end to end, the tables."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from physid.contact import models, training
+from physid.contact.chapters import contact_learning as study
+
+pytestmark = pytest.mark.usefixtures("float64_default")
+
+
+def tiny(**changes) -> study.LearnSizes:
+    base = dataclasses.replace(
+        study.SIZES["quick"],
+        n_train=4,
+        n_val=2,
+        n_test=2,
+        epochs=1,
+        batch_size=4,
+        tasks=("BP5",),
+        models=("CM-CD-CLNN", "IN-CP-SP"),
+        efficiency_sizes=(3, 4),
+        efficiency_models=("CM-CD-CLNN",),
+        lcp_tasks=("CP3-e",),
+        noise_tasks=("CP3-e",),
+        noise_levels=(0.01,),
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
+    for scale in ("quick", "default", "paper"):
+        assert isinstance(study.sizes(scale), study.LearnSizes)
+    paper = study.sizes("paper")
+    assert (paper.n_train, paper.n_val, paper.n_test) == (800, 100, 100)
+    assert (paper.epochs, paper.batch_size, paper.lr) == (1000, 200, 1e-3)
+    assert paper.rope == "Rope" and set(paper.models) == set(models.MODELS)
+    assert paper.device == "auto" and study.sizes("default").device == "cpu"
+
+
+@pytest.mark.parametrize(
+    "changes, name",
+    [
+        ({"n_train": 0}, "n_train"),
+        ({"lr": -1.0}, "lr"),
+        ({"models": ("CM-CD-XYZ",)}, "models"),
+        ({"tasks": ("BP7",)}, "tasks"),
+        ({"efficiency_sizes": (1,)}, "efficiency_sizes"),
+        ({"noise_levels": ()}, "noise_levels"),
+        ({"rope": "Rope1"}, "n_nodes"),
+        ({"device": "tpu"}, "device"),
+    ],
+)
+def test_bad_sizes_are_refused_by_name(changes, name):
+    with pytest.raises(ValueError, match=name):
+        tiny(**changes)
+
+
+def test_jobs_cover_the_grid_and_the_studies():
+    s = study.sizes("default")
+    grid = study.grid_jobs(s, 0)
+    assert len(grid) == len(s.tasks) * len(s.models)
+    assert {j["task"] for j in grid if j["task"].startswith("Rope")} == {s.rope}
+    assert all(j["lr"] == s.lr and j["epochs"] == s.epochs for j in grid)
+    assert {j["n_train"] for j in study.efficiency_jobs(s, 0)} == set(s.efficiency_sizes)
+    assert {j["data_model"] for j in study.lcp_jobs(s, 0)} == {"LCP"}
+    assert {j["noise"] for j in study.noise_jobs(s, 0)} == set(s.noise_levels)
+    with pytest.raises(TypeError, match="s must be a LearnSizes"):
+        study.grid_jobs({"n_train": 3}, 0)
+
+
+@pytest.fixture(scope="module")
+def tiny_results(tmp_path_factory):
+    import os
+
+    os.environ["PHYSID_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    try:
+        return study.run_all(tiny(), seed=0)
+    finally:
+        del os.environ["PHYSID_CACHE"]
+
+
+def test_run_all_trains_each_distinct_job_once_and_returns_every_part(tiny_results):
+    r = tiny_results
+    assert len(r.grid) == 2 and len(r.efficiency) == 2 and len(r.lcp) == 1
+    assert len(r.noise) == 1
+    # The efficiency run with the grid's size is the grid's own run (the same job).
+    same = r.find("efficiency", n_train=4)
+    assert same is r.find("grid", model="CM-CD-CLNN")
+    assert r.find("lcp", task="CP3-e")["job"]["data_model"] == "LCP"
+    for result in r.grid:
+        assert math.isfinite(result["evaluation"]["traj_rel_error"])
+
+
+def test_tables_from_results(tiny_results):
+    grid = tiny_results.grid
+    rows = study.error_rows(grid)
+    assert rows[0]["task"] == "BP5" and set(rows[0]) == {"task", "CM-CD-CLNN", "IN-CP-SP"}
+    (best,) = study.best_cm_and_baseline(grid)
+    assert best["best CM model"] == "CM-CD-CLNN" and best["best baseline"] == "IN-CP-SP"
+    assert best["ratio"] == pytest.approx(best["its error "] / best["its error"])
+    assert study.coefficient_rows(grid) == []  # BP5 has coefficients per contact pair
+    (coef,) = study.coefficient_rows(tiny_results.noise)  # CP3-e
+    assert coef["true μ"] == 0.0 and coef["true e"] == 1.0 and coef["authors' e"] == 1.0
+    (ratios,) = study.mass_ratio_rows(grid, "BP5")
+    assert ratios["model"] == "CM-CD-CLNN" and ratios["ratios"][0] == 1.0
+    assert ratios["authors' ratios"][1] == pytest.approx(2.0001)
+    drift = study.energy_drift(grid[0])
+    assert drift["truth"] >= 0 and drift["predicted"] >= 0
+    assert [r["n_train"] for r in study.efficiency_rows(tiny_results.efficiency)] == [3, 4]
+    with pytest.raises(ValueError, match="key"):
+        study.error_rows(grid, key="nope")
+    with pytest.raises(ValueError, match="task"):
+        study.mass_ratio_rows(grid, "CP3")
+
+
+def test_restored_model_reproduces_its_evaluation(tiny_results):
+    result = tiny_results.find("grid", model="CM-CD-CLNN")
+    model = training.restore(result)
+    data = training.job_data(
+        **{k: result["job"][k] for k in ("task", "n_train", "n_val", "n_test", "data_seed",
+                                         "data_model", "noise")}
+    )
+    again = training.evaluate(model, data)
+    np.testing.assert_allclose(again["traj_rel_errors"], result["evaluation"]["traj_rel_errors"])
+
+
+def test_loglog_slope_and_iteration_timing():
+    assert study.loglog_slope([1, 2, 4], [3, 6, 12]) == pytest.approx(1.0)
+    assert study.loglog_slope([10, 100], [1, 100]) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="positive"):
+        study.loglog_slope([1, 2], [0, 1])
+    timings = study.iteration_seconds((8, 16), batch=2, repeats=5)
+    assert list(timings) == [8, 16]
+    assert all(len(t.samples) == 5 and t.median > 0 for t in timings.values())
+    with pytest.raises(ValueError, match="nodes"):
+        study.iteration_seconds((1, 8), batch=2, repeats=5)
+    with pytest.raises(ValueError, match="nodes"):
+        study.iteration_seconds(8, batch=2, repeats=5)
+    with pytest.raises(ValueError, match="repeat"):
+        study.iteration_seconds((8,), batch=2, repeats=2)
+    with pytest.raises(ValueError, match="device"):
+        study.iteration_seconds((8,), batch=2, repeats=5, device="gpu")

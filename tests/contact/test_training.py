@@ -1,0 +1,204 @@
+"""Training, evaluation and jobs of the learned models (physid.contact.training)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from physid.contact import datasets, make_task, models
+from physid.contact import training as tr
+from physid.contact.learned import ContactCLNN
+from physid.core.sweeps import run_jobs
+
+TINY = {"n_train": 8, "n_val": 4, "n_test": 2, "epochs": 2, "batch_size": 4}
+
+
+@pytest.fixture(scope="module")
+def bp5():
+    """A tiny BP5 data set: 16 training chunks, 8 validation chunks, 4 test trajectories."""
+    return make_task("BP5"), datasets.generate("BP5", 16, 8, 4, seed=5)
+
+
+def test_registry_names_every_model():
+    expected = {"CM-CD-CLNN", "CM-CD-CHNN", "CMr-CD-CLNN", "CMr-CD-CHNN"}
+    assert expected <= set(models.MODELS)
+    assert {"MLP-CD-CLNN", "IN-CP-CLNN", "IN-CP-SP"} <= set(models.MODELS)
+    task = make_task("CP3")
+    model = models.build("CMr-CD-CHNN", task, 3)
+    assert model.variant == "CMr" and model.seed == 3 and not model.one_step
+    with pytest.raises(ValueError, match="name"):
+        models.build("CLNN", task, 0)
+    with pytest.raises(ValueError, match="seed"):
+        models.build("CM-CD-CLNN", task, -2)
+
+
+def test_train_config_is_validated():
+    config = tr.TrainConfig(epochs=3)
+    assert (config.batch_size, config.lr, config.weight_decay) == (200, 1e-3, 1e-4)
+    with pytest.raises(ValueError, match="epochs"):
+        tr.TrainConfig(epochs=0)
+    with pytest.raises(ValueError, match="lr"):
+        tr.TrainConfig(lr=-1.0)
+    with pytest.raises(ValueError, match="weight_decay"):
+        tr.TrainConfig(weight_decay=math.nan)
+    with pytest.raises(TypeError, match="batch_size"):
+        tr.TrainConfig(batch_size=2.5)
+
+
+def test_training_reduces_the_loss_and_keeps_the_best_state(bp5):
+    task, data = bp5
+    model = models.build("CM-CD-CLNN", task, 0)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    before = tr._mean_loss(model, data.train.x, data.train.v, 200)
+    result = tr.train(model, data, tr.TrainConfig(epochs=3, batch_size=8, lr=1e-3, seed=1))
+    assert result.val_loss.shape == result.train_loss.shape == (3,)
+    assert result.train_loss[-1] < result.train_loss[0]
+    assert tr._mean_loss(model, data.train.x, data.train.v, 200) < before
+    assert result.best_epoch == int(np.argmin(result.val_loss)) + 1
+    assert result.skipped_steps == 0 and result.steps == 3 * 2
+    assert result.seconds_per_iteration > 0
+    assert result.solver["problems"] > 0 and result.solver["fallbacks"] == 0
+    for key, value in model.state_dict().items():  # the best state is loaded
+        assert torch.equal(value, result.best_state[key])
+    assert not torch.equal(start["masses.log_mass"], model.state_dict()["masses.log_mass"])
+    assert set(result.learned) >= {"mu", "cor", "mass_ratios"}
+    errors = tr.evaluate(model, data)
+    assert errors["steps"] == 100 and errors["diverged"] == 0
+    assert math.isfinite(errors["traj_rel_error"]) and errors["traj_rel_error"] > 0
+    assert math.isfinite(errors["traj_rel_error_ci"])
+    assert errors["traj_rel_errors"].shape == (4,)
+    assert errors["energy_pred"].shape == errors["energy_true"].shape == (4, 101)
+    assert errors["rel_error_t"][0] == 0.0
+
+
+def test_a_step_with_a_non_finite_gradient_is_skipped_and_counted(bp5):
+    task, data = bp5
+    model = models.build("CM-CD-CLNN", task, 0)
+    model.masses.log_mass.register_hook(lambda g: g * math.nan)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    result = tr.train(model, data, tr.TrainConfig(epochs=1, batch_size=8))
+    assert result.skipped_steps == result.steps == 2
+    assert np.isnan(result.train_loss).all()
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, start[key]), key
+
+
+def test_evaluation_counts_a_diverging_rollout(bp5):
+    task, data = bp5
+    model = ContactCLNN(task, "CM", 0)
+
+    class Broken(nn.Module):  # the force of trajectory 0 is NaN
+        def force(self, x):
+            f = torch.zeros_like(x)
+            f[0] = torch.nan
+            return f
+
+    model.potential = Broken()
+    errors = tr.evaluate(model, data)
+    assert errors["diverged"] == 1
+    assert errors["traj_rel_errors"][0] == math.inf
+    assert np.isfinite(errors["traj_rel_errors"][1:]).all()
+    assert errors["traj_rel_error"] == math.inf
+
+
+def test_evaluation_of_the_truth_is_exact():
+    task = make_task("CP3")
+    data = datasets.generate(task, 0, 0, 3, seed=4)
+    from tests.contact.test_learned import at_truth
+
+    model = at_truth(ContactCLNN(task, "CM", 0), task)
+    errors = tr.evaluate(model, data)
+    assert errors["traj_rel_error"] < 1e-12 and errors["rel_error_50"] < 1e-12
+    np.testing.assert_allclose(errors["energy_pred"], errors["energy_true"], atol=1e-12)
+
+
+def test_bad_input_raises_naming_the_argument(bp5):
+    task, data = bp5
+    model = models.build("CM-CD-CHNN", task, 0)
+    with pytest.raises(TypeError, match="config"):
+        tr.train(model, data, {"epochs": 1})
+    with pytest.raises(TypeError, match="data"):
+        tr.train(model, data.train, tr.TrainConfig(epochs=1))
+    with pytest.raises(TypeError, match="model"):
+        tr.evaluate(object(), data)
+    other = models.build("CM-CD-CLNN", make_task("BP5-e"), 0)
+    with pytest.raises(ValueError, match="task"):
+        tr.evaluate(other, data)
+    with pytest.raises(ValueError, match="unknown"):
+        tr.make_job(task="BP5", model="CM-CD-CLNN", epoch=3)
+    with pytest.raises(ValueError, match="model"):
+        tr.make_job(task="BP5", model="LNN")
+    with pytest.raises(ValueError, match="task"):
+        tr.make_job(task="BP6", model="CM-CD-CLNN")
+    with pytest.raises(ValueError, match="data_model"):
+        tr.make_job(task="BP5", model="CM-CD-CLNN", data_model="MuJoCo")
+    with pytest.raises(ValueError, match="n_val"):
+        tr.make_job(task="BP5", model="CM-CD-CLNN", n_val=0)
+    with pytest.raises(ValueError, match="lr"):
+        tr.make_job(task="BP5", model="CM-CD-CLNN", lr=0.0)
+    with pytest.raises(ValueError, match="learn_reg"):
+        tr.make_job(task="BP5", model="CM-CD-CLNN", learn_reg=True)
+    assert tr.make_job(task="BP5", model="CMr-CD-CHNN", learn_reg=True)["learn_reg"]
+    with pytest.raises(ValueError, match="device"):
+        tr.make_job(task="BP5", model="CM-CD-CLNN", device="gpu")
+    assert tr.make_job(task="BP5", model="CM-CD-CLNN")["device"] == "cpu"
+
+
+def test_data_and_models_follow_the_task_device(bp5):
+    task, data = bp5
+    moved = data.to("cpu")
+    assert torch.equal(moved.train.x, data.train.x) and torch.equal(moved.test_v, data.test_v)
+    assert len(moved.val) == len(data.val) and moved.task == data.task
+    for name in models.MODELS:
+        devices = {p.device for p in models.build(name, task, 0).parameters()}
+        assert devices == {task.system.device}, name
+
+
+def _same(a, b, path="result"):
+    """Assert two plain results are equal (NaN equal to NaN), recursively."""
+    if isinstance(a, dict):
+        assert set(a) == set(b), path
+        for key in a:
+            _same(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b, err_msg=path)
+    elif isinstance(a, float) and math.isnan(a):
+        assert isinstance(b, float) and math.isnan(b), path
+    else:
+        assert a == b, path
+
+
+def _no_tensors(value, path="result"):
+    assert not isinstance(value, torch.Tensor), path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _no_tensors(item, f"{path}.{key}")
+
+
+def test_a_job_is_deterministic_plain_and_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("PHYSID_CACHE", str(tmp_path))
+    job = {"task": "CP3", "model": "CM-CD-CLNN", **TINY}
+    first = tr.fit(job)
+    _no_tensors(first)
+    assert first["job"] == tr.make_job(**job)
+    assert first["evaluation"]["traj_rel_errors"].shape == (2,)
+    second = run_jobs(tr.fit_cached, [{"job": job}])[0]
+    monkeypatch.setattr(tr, "fit", lambda job: pytest.fail("the cache was not used"))
+    third = tr.fit_cached(job)
+    for result in (first, second, third):
+        result.pop("seconds_per_iteration")
+    _same(first, second)
+    _same(second, third)
+
+
+def test_a_job_can_learn_the_regularisation():
+    job = {"task": "CP3", "model": "CMr-CD-CLNN", "learn_reg": True, **TINY, "n_test": 0}
+    result = tr.fit(job)
+    assert result["evaluation"] is None
+    assert "contact.raw_reg" in result["state"]
+    reg = result["learned"]["reg"]
+    assert math.isfinite(reg) and reg != pytest.approx(0.01, abs=1e-9)

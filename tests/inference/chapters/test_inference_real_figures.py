@@ -1,0 +1,69 @@
+"""The real-data chapter's figures and explorer draw what they are given."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from physid.inference.chapters import inference_real_figures as figures  # noqa: E402
+from physid.inference.chapters import inference_real_pendulum as rp  # noqa: E402
+from physid.inference.chapters.inference_real_box import WeightRun  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return rp.real_problem(rp.sizes("quick"))
+
+
+def _run(problem, estimator: str, shooting: str, seed: int) -> rp.RealRun:
+    rng = np.random.default_rng(seed)
+    theta = problem.limits.lower + problem.limits.width * rng.uniform(0.4, 0.6, (6, 11))
+    metrics = rp.evaluate(problem, theta)
+    return rp.RealRun(estimator, estimator, shooting, 0, 1.0, 5, theta, metrics, -1.0)
+
+
+def test_data_and_predictive_figures(problem):
+    fig = figures.plot_data(problem)
+    # every test, the reference and the two legend handles
+    assert len(fig.axes) == 2 and len(fig.axes[0].lines) == len(problem.tests) + 3
+    names = ("SVGD", "CEM", "SGLD", "NUTS")
+    runs = [_run(problem, name, "single", k) for k, name in enumerate(names)]
+    fig = figures.plot_predictive(problem, runs, test=1, joint=1)
+    assert sum(ax.get_visible() for ax in fig.axes) == 4
+    titles = [ax.get_title() for ax in fig.axes[:2]]
+    assert titles == ["SVGD, single shooting", "CEM, single shooting"]
+    with pytest.raises(ValueError, match="test"):
+        figures.plot_predictive(problem, runs, test=len(problem.tests))
+    with pytest.raises(ValueError, match="joint"):
+        figures.plot_predictive(problem, runs, joint=2)
+    with pytest.raises(ValueError, match="runs"):
+        figures.plot_predictive(problem, [])
+
+
+def test_an_unstable_run_is_drawn_as_such(problem, monkeypatch):
+    run = _run(problem, "Emcee", "multiple", 3)
+    blown = np.full((6, len(problem.tests), problem.tests.shape[1], 4), np.nan)
+    monkeypatch.setattr(figures, "predictive", lambda *_: blown)
+    fig = figures.plot_predictive(problem, [run])
+    assert any("unstable" in t.get_text() for t in fig.axes[0].texts)
+
+
+def test_weights_figure_titles_give_the_mode_shares():
+    theta = np.array([[0.12, 0.0, -0.12, 0.0]] * 3 + [[0.0, 0.0, 0.0, 0.0]])
+    fig = figures.plot_weights([WeightRun("Emcee", 1.0, theta, 0.001)] * 2)
+    assert fig.axes[0].get_title() == "Emcee: 75 % / 0 %"
+    assert sum(ax.get_visible() for ax in fig.axes) == 2
+    with pytest.raises(ValueError, match="runs"):
+        figures.plot_weights([])
+
+
+def test_explorer_draws_its_default(problem):
+    runs = [_run(problem, "CSVGD", "multiple", 0), _run(problem, "SGLD", "single", 1)]
+    view = figures.predictive_explorer(problem, runs)
+    test, joint, run, output = view.children
+    assert run.value == "CSVGD, multiple shooting" and test.value == 0 and joint.value == 0
+    assert output.outputs and "image/png" in output.outputs[0]["data"]

@@ -1,0 +1,120 @@
+"""The real-pendulum experiment: problem, metrics with their N/A cases, runs and bad input."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from physid.inference import ibm
+from physid.inference.chapters import inference_real_pendulum as rp
+
+QUICK = rp.sizes("quick")
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return rp.real_problem(QUICK)
+
+
+@pytest.fixture(autouse=True)
+def no_cache(monkeypatch):
+    monkeypatch.setenv("PHYSID_CACHE", "off")
+
+
+def test_problem_shapes_and_source(problem):
+    assert problem.reference.shape == (1, QUICK.n_steps + 1, 4)
+    assert problem.tests.shape == (QUICK.n_tests, QUICK.n_steps + 1, 4)
+    assert problem.real == (ibm.data_dir() is not None)
+    assert problem.runs[0] not in problem.runs[1:]
+    starts = np.concatenate((problem.reference[:, 0, :2], problem.tests[:, 0, :2]))
+    assert np.all(np.abs(starts) <= math.pi)
+    target = problem.target(QUICK.windows, "likelihood")
+    assert target.dim == 11 + 4 * (QUICK.windows - 1)
+
+
+def test_truth_like_particles_fit_better_than_the_prior_corner(problem):
+    lower = np.tile(problem.limits.lower, (8, 1))
+    centre = np.tile(0.5 * (problem.limits.lower + problem.limits.upper), (8, 1))
+    spread = np.random.default_rng(0).uniform(-0.02, 0.02, centre.shape) * problem.limits.width
+    a, b = rp.evaluate(problem, centre + spread), rp.evaluate(problem, lower + 1e-6)
+    assert a.unstable == 0 and a.distinct == 8
+    assert np.isfinite(a.as_row()).all()
+    assert b.distinct == 1 and math.isnan(b.kl_sim_real)  # collapsed: N/A
+    assert np.isfinite([b.kl_real_sim, b.mmd]).all()
+
+
+def test_unstable_rollouts_are_dropped_and_counted(problem, monkeypatch):
+    theta = np.tile(0.5 * (problem.limits.lower + problem.limits.upper), (6, 1))
+    theta += np.linspace(0, 0.01, 6)[:, None] * problem.limits.width
+    rollouts = rp.predictive(problem, theta)
+    rollouts[:2, 3, 5, 0] = np.nan
+    monkeypatch.setattr(rp, "predictive", lambda *_: rollouts)
+    metrics = rp.evaluate(problem, theta)
+    assert metrics.unstable == 2 and metrics.distinct == 4
+    assert np.isfinite(metrics.as_row()).all()
+    rollouts[:, 0, 1, 1] = np.inf
+    assert math.isnan(rp.evaluate(problem, theta).mmd)
+
+
+def test_runs_are_deterministic_and_cover_table_two():
+    runs = rp.compare(QUICK, families=("SGLD", "(C)SVGD"))
+    assert [(r.family, r.estimator, r.shooting) for r in runs] == [
+        ("SGLD", "SGLD", "single"),
+        ("SGLD", "SGLD", "multiple"),
+        ("(C)SVGD", "SVGD", "single"),
+        ("(C)SVGD", "CSVGD", "multiple"),
+    ]
+    again = rp.run_estimator("CSVGD", "multiple", QUICK, family="(C)SVGD")
+    np.testing.assert_array_equal(again.theta, runs[3].theta)
+    assert again.metrics == runs[3].metrics
+
+
+def test_emcee_on_multiple_shooting_starts_and_runs():
+    run = rp.run_estimator("Emcee", "multiple", QUICK)
+    dim = 11 + 4 * (QUICK.windows - 1)
+    assert run.diagnostics == {"walkers_requested": QUICK.n_particles, "walkers": 2 * dim}
+    assert run.theta.shape == (2 * dim, 11)
+    assert run.metrics.distinct == 2 * dim
+
+
+def test_bayessim_variants_report_each_statistic():
+    runs = rp.bayessim_variants(QUICK, statistics=("summary", "signature"))
+    assert [r.family for r in runs] == ["BayesSim (summary)", "BayesSim (signature)"]
+    assert all(r.iterations == QUICK.bayessim_epochs for r in runs)
+    assert all(r.theta.shape == (QUICK.n_particles, 11) for r in runs)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: rp.sizes("huge"), ValueError, "SCALE"),
+        (lambda: replace(QUICK, n_steps=41), ValueError, "windows"),
+        (lambda: replace(QUICK, n_tests=3), ValueError, "n_tests"),
+        (lambda: replace(QUICK, n_jobs=0), ValueError, "n_jobs"),
+        (lambda: rp.real_problem("quick"), TypeError, "s must be"),
+        (lambda: rp.run_estimator("HMC", "single", QUICK), ValueError, "name"),
+        (lambda: rp.run_estimator("SVGD", "triple", QUICK), ValueError, "shooting"),
+        (lambda: rp.run_estimator("SVGD", "single", QUICK, iterations=0), ValueError,
+         "iterations"),
+        (lambda: rp.compare(QUICK, families=("MCMC",)), ValueError, "families"),
+        (lambda: rp.compare(QUICK, families="SGLD"), ValueError, "families"),
+        (lambda: rp.compare(QUICK, shootings=("both",)), ValueError, "shootings"),
+        (lambda: rp.bayessim_variants(QUICK, statistics=("wavelet",)), ValueError,
+         "statistics"),
+    ],
+)
+def test_bad_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_bad_particles(problem):
+    with pytest.raises(ValueError, match="theta"):
+        rp.evaluate(problem, np.zeros((4, 10)))
+    theta = np.tile(problem.limits.lower, (4, 1))
+    theta[0, 0] = np.nan
+    with pytest.raises(ValueError, match="theta"):
+        rp.evaluate(problem, theta)

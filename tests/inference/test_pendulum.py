@@ -1,0 +1,220 @@
+"""The double-pendulum simulator: dynamics, energy, the hand-derived adjoint, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from physid.inference.pendulum import ALL_PARAMETERS, DoublePendulum, step
+
+RIGID = dict(
+    l1=0.091,
+    m1=0.12,
+    I1=0.004,
+    c1x=0.04,
+    c1y=0.01,
+    d1=0.0,
+    l2=0.07,
+    m2=0.09,
+    I2=0.003,
+    c2x=0.03,
+    c2y=-0.01,
+    d2=0.0,
+)
+
+
+def rigid_model(dt=1e-3, **changes):
+    values = {**RIGID, **changes}
+    return DoublePendulum(ALL_PARAMETERS, dt=dt, compiled=False), torch.tensor(
+        [values[n] for n in ALL_PARAMETERS], dtype=torch.float64
+    )
+
+
+def test_point_mass_acceleration_matches_the_textbook_equations():
+    m1, m2, l1, l2, g, dt = 1.3, 0.7, 1.5, 2.0, 9.81, 1e-3
+    model = DoublePendulum(
+        ("l1", "l2"),
+        dt=dt,
+        point_mass=True,
+        fixed={"m1": m1, "m2": m2, "d1": 0.0, "d2": 0.0},
+        compiled=False,
+    )
+    consts = model.constants(torch.tensor([l1, l2], dtype=torch.float64))
+    rng = np.random.default_rng(0)
+    for q0, q1, w0, w1 in rng.uniform(-3, 3, (10, 4)):
+        a, b = q0, q0 + q1  # absolute angles
+        wa, wb = w0, w0 + w1
+        den = 2 * m1 + m2 - m2 * math.cos(2 * a - 2 * b)
+        acc_a = (
+            -g * (2 * m1 + m2) * math.sin(a)
+            - m2 * g * math.sin(a - 2 * b)
+            - 2 * math.sin(a - b) * m2 * (wb**2 * l2 + wa**2 * l1 * math.cos(a - b))
+        ) / (l1 * den)
+        acc_b = (
+            2
+            * math.sin(a - b)
+            * (
+                wa**2 * l1 * (m1 + m2)
+                + g * (m1 + m2) * math.cos(a)
+                + wb**2 * l2 * m2 * math.cos(a - b)
+            )
+        ) / (l2 * den)
+        state = [torch.tensor(v, dtype=torch.float64) for v in (q0, q1, w0, w1)]
+        _, _, nw0, nw1 = step(*state, *consts, dt=dt)
+        assert (nw0.item() - w0) / dt == pytest.approx(acc_a, rel=1e-9, abs=1e-9)
+        assert (nw1.item() - w1) / dt == pytest.approx(acc_b - acc_a, rel=1e-9, abs=1e-9)
+
+
+def lagrangian_acceleration(theta: dict, q: torch.Tensor, qd: torch.Tensor, g=9.81):
+    """q̈ from the Euler-Lagrange equations of T − V built from COM positions, by autograd."""
+
+    def com(phi, a, b):
+        e = torch.stack((torch.sin(phi), -torch.cos(phi)))
+        n = torch.stack((torch.cos(phi), torch.sin(phi)))
+        return a * e + b * n
+
+    def positions(q):
+        p1, p2 = q[0], q[0] + q[1]
+        x1 = com(p1, theta["c1x"], theta["c1y"])
+        x2 = com(p1, theta["l1"], 0.0) + com(p2, theta["c2x"], theta["c2y"])
+        return x1, x2
+
+    def lagrangian(q, qd):
+        (x1, x2), (v1, v2) = torch.func.jvp(positions, (q,), (qd,))
+        w1, w2 = qd[0], qd[0] + qd[1]
+        kinetic = 0.5 * (
+            theta["m1"] * v1 @ v1
+            + theta["m2"] * v2 @ v2
+            + theta["I1"] * w1**2
+            + theta["I2"] * w2**2
+        )
+        return kinetic - g * (theta["m1"] * x1[1] + theta["m2"] * x2[1])
+
+    mass = torch.func.hessian(lagrangian, argnums=1)(q, qd)
+    dl_dq = torch.func.grad(lagrangian, argnums=0)(q, qd)
+    mixed = torch.func.jacfwd(torch.func.grad(lagrangian, argnums=1), argnums=0)(q, qd)
+    friction = -torch.stack((theta["d1"] * qd[0], theta["d2"] * qd[1]))
+    return torch.linalg.solve(mass, dl_dq - mixed @ qd + friction)
+
+
+@pytest.mark.parametrize("friction", [0.0, 0.02])
+def test_rigid_link_acceleration_matches_an_independent_lagrangian(friction):
+    dt = 1e-3
+    model, theta = rigid_model(dt, d1=friction, d2=2 * friction)
+    values = {**RIGID, "d1": friction, "d2": 2 * friction}
+    tv = {k: torch.tensor(v, dtype=torch.float64) for k, v in values.items()}
+    consts = model.constants(theta)
+    rng = np.random.default_rng(1)
+    for state in rng.uniform(-3, 3, (8, 4)):
+        s = torch.tensor(state, dtype=torch.float64)
+        expected = lagrangian_acceleration(tv, s[:2], s[2:])
+        _, _, nw0, nw1 = step(*s.unbind(), *consts, dt=dt)
+        got = torch.stack(((nw0 - s[2]) / dt, (nw1 - s[3]) / dt))
+        torch.testing.assert_close(got, expected, rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("point_mass", [True, False])
+def test_energy_drift_without_friction_is_small_and_first_order(point_mass):
+    drifts = []
+    for dt in (2e-3, 1e-3):
+        if point_mass:
+            model = DoublePendulum(
+                ("l1", "l2"), dt=dt, point_mass=True, fixed={"d1": 0.0, "d2": 0.0}, compiled=False
+            )
+            theta = torch.tensor([1.5, 2.0], dtype=torch.float64)
+        else:
+            model, theta = rigid_model(dt)
+        s0 = torch.tensor([1.2, -0.4, 0.0, 0.0], dtype=torch.float64)
+        states = model.simulate(theta, s0, int(round(2.0 / dt)))
+        energy = model.energy(theta, torch.cat((s0[None], states)))
+        scale = (energy.max() - energy.min()).item() + abs(energy[0].item())
+        drifts.append((energy - energy[0]).abs().max().item() / abs(energy[0].item()))
+        assert scale > 0
+    assert drifts[0] < 0.02 and drifts[1] < 0.01
+    assert drifts[1] < 0.7 * drifts[0]
+
+
+def test_friction_dissipates_energy():
+    model, theta = rigid_model(1e-3, d1=0.01, d2=0.01)
+    s0 = torch.tensor([1.2, -0.4, 0.0, 0.0], dtype=torch.float64)
+    states = model.simulate(theta, s0, 3000)
+    energy = model.energy(theta, states)
+    assert energy[-1] < energy[0] - 1e-3 * abs(energy[0])
+
+
+def test_adjoint_matches_autograd_and_finite_differences():
+    model, theta = rigid_model(5e-3, d1=0.01, d2=0.02)
+    theta = theta.repeat(2, 1).requires_grad_(True)
+    s0 = torch.tensor(
+        [[1.0, 0.3, 0.5, -0.2], [0.2, -1.0, 0.0, 1.0]], dtype=torch.float64, requires_grad=True
+    )
+    fast = model.simulate(theta, s0, 23)
+    slow = model.simulate_autograd(theta, s0, 23)
+    torch.testing.assert_close(fast, slow, rtol=0, atol=1e-12)
+    weights = torch.randn_like(fast)
+    g_fast = torch.autograd.grad((fast * weights).sum(), (theta, s0))
+    g_slow = torch.autograd.grad((slow * weights).sum(), (theta, s0))
+    for a, b in zip(g_fast, g_slow, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-9)
+    point = DoublePendulum(("l1", "l2"), dt=0.01, point_mass=True, compiled=False)
+    lengths = torch.tensor([[1.3, 1.9]], dtype=torch.float64, requires_grad=True)
+    start = torch.tensor([1.5, 0.0, 0.0, 0.0], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda th, s: point.simulate(th, s, 17), (lengths, start))
+
+
+def test_compiled_rollout_matches_eager():
+    eager, theta = rigid_model(5e-3)
+    compiled = DoublePendulum(ALL_PARAMETERS, dt=5e-3, compiled=True)
+    theta = theta.repeat(3, 1).requires_grad_(True)
+    s0 = torch.randn(3, 2, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    a = eager.simulate(theta[:, None], s0, 12)
+    b = compiled.simulate(theta[:, None], s0, 12)
+    torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)
+    ga = torch.autograd.grad((a**2).sum(), theta)[0]
+    gb = torch.autograd.grad((b**2).sum(), theta)[0]
+    torch.testing.assert_close(ga, gb, rtol=1e-9, atol=1e-9)
+
+
+def test_batch_shapes_broadcast():
+    model = DoublePendulum(("l1", "l2"), point_mass=True, compiled=False)
+    theta = torch.full((5, 1, 2), 1.5, dtype=torch.float64)
+    s0 = torch.zeros(3, 4, dtype=torch.float64)
+    assert model.simulate(theta, s0, 7).shape == (5, 3, 7, 4)
+    states = torch.zeros(5, 7, 4, dtype=torch.float64)
+    assert model.tip_positions(theta[:, 0], states).shape == (5, 7, 2, 2)
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="names"):
+        DoublePendulum(("l1", "length"))
+    with pytest.raises(ValueError, match="dt"):
+        DoublePendulum(dt=0.0)
+    model = DoublePendulum(compiled=False)
+    with pytest.raises(ValueError, match="theta"):
+        model.simulate(torch.ones(3, dtype=torch.float64), torch.zeros(4, dtype=torch.float64), 5)
+    with pytest.raises(ValueError, match="s0"):
+        model.simulate(torch.ones(2, dtype=torch.float64), torch.zeros(3, dtype=torch.float64), 5)
+    with pytest.raises(ValueError, match="s0"):
+        nan_state = torch.tensor([math.nan, 0, 0, 0], dtype=torch.float64)
+        model.simulate(torch.ones(2, dtype=torch.float64), nan_state, 5)
+    with pytest.raises(ValueError, match="n_steps"):
+        model.simulate(torch.ones(2, dtype=torch.float64), torch.zeros(4, dtype=torch.float64), 0)
+
+
+def test_energy_drift_is_measured_against_the_hanging_depth():
+    from physid.inference.chapters.inference_synthetic import (
+        energy_drift,
+        energy_scale,
+        point_mass_model,
+    )
+
+    model = point_mass_model(compiled=False)
+    theta = torch.tensor([1.5, 2.0], dtype=torch.float64)
+    # g (m1 l1 + m2 (l1 + l2)) with unit masses
+    assert energy_scale(model, theta).item() == pytest.approx(9.81 * (1.5 + 3.5))
+    drift = energy_drift(model, theta, 100)
+    assert 0 < drift < 0.05
+    assert energy_drift(point_mass_model(dt=0.005, compiled=False), theta, 200) < drift

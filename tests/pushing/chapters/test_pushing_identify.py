@@ -1,0 +1,94 @@
+"""The identification study's jobs (:mod:`physid.pushing.chapters.pushing_identify`): the same
+numbers locally and on a Dask cluster, the summaries behind the chapter's claims, and a Part II
+estimator on the pushing target."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from physid.inference.estimators import make_estimator
+from physid.pushing import load_object, random_pushes, rectangle
+from physid.pushing.chapters.pushing_identify import (
+    REGION_FEATURES,
+    feature_contrast,
+    log_slope,
+    run_protocol,
+    shows_feature,
+    steps_to,
+)
+from physid.pushing.observations import observe
+from physid.pushing.target import PushingTarget
+
+F64 = torch.float64
+
+
+def _numbers(runs):
+    """Everything a run reports except wall times."""
+    return [(r.object, r.method, r.used_simulations, r.simulations.tolist(), r.loss.tolist(),
+             r.test_error.tolist(), r.identified_map.tolist(), r.predicted.tolist())
+            for r in runs]
+
+
+def test_a_sweep_on_a_dask_cluster_gives_the_local_numbers(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setenv("PHYSID_CACHE", str(tmp_path))
+    methods = ("algorithm1", "random")
+    local = run_protocol("quick", seed=1, methods=methods)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        remote = run_protocol("quick", seed=1, scheduler=cluster.scheduler_address,
+                              methods=methods)
+    assert _numbers(remote) == _numbers(local)
+    assert [r.method for r in local] == list(methods)
+
+
+@pytest.mark.parametrize("methods", [(), "algorithm1", ("algorithm1", "gradient")])
+def test_run_protocol_refuses_bad_methods(methods):
+    with pytest.raises(ValueError, match="methods"):
+        run_protocol("quick", methods=methods)
+
+
+def test_log_slope_reads_a_power_law():
+    x = np.array([10.0, 20.0, 40.0, 80.0])
+    assert log_slope(x, 3 * x**1.5) == pytest.approx(1.5)
+    assert log_slope(x, [1.0, np.nan, 4.0, np.nan]) == pytest.approx(1.0)
+    assert np.isnan(log_slope(x, [1.0, np.nan, np.nan, np.nan]))
+
+
+def test_steps_to_counts_the_steps_to_most_of_the_gain():
+    assert steps_to(np.array([10.0, 6.0, 5.0, 5.0])) == 2
+    assert steps_to(np.array([10.0, 1.0, 1.0])) == 1
+    assert steps_to(np.array([10.0, 11.0, 12.0])) == 0
+
+
+@pytest.mark.parametrize("name", list(REGION_FEATURES))
+def test_feature_contrast_of_the_drawn_truth_shows_the_feature(name):
+    obj = load_object(name)
+    truth = (obj.masses * obj.frictions).numpy()
+    flat = np.ones(len(obj))
+    assert shows_feature(name, feature_contrast(name, truth / truth.sum()))
+    assert feature_contrast(name, flat) == pytest.approx(1.0)
+    assert not shows_feature(name, feature_contrast(name, flat))
+
+
+def test_feature_contrast_refuses_a_map_of_another_object():
+    with pytest.raises(ValueError, match="identified_map"):
+        feature_contrast("hammer", np.ones(3))
+    with pytest.raises(ValueError, match="name"):
+        feature_contrast("spoon", np.ones(3))
+
+
+def test_a_part_two_estimator_runs_on_the_pushing_target():
+    obj = rectangle(1, 2, 0.02, 1.0, 0.4)
+    push = random_pushes(obj, 1, seed=3, duration=0.2)
+    data = observe(obj, push, torch.tensor([1.0, 2.0], dtype=F64),
+                   torch.tensor([0.3, 0.6], dtype=F64), world="rigid")
+    target = PushingTarget(data)
+    estimator = make_estimator("SVGD", target, n_particles=4, seed=0)
+    history = estimator.run(2, progress=False)
+    final = history.final()
+    assert final.shape == (4, 2 * len(obj))
+    assert np.isfinite(final).all()
+    assert not np.allclose(final, history.particles[0])
