@@ -7,7 +7,8 @@ gyroscope (Gyro, second-order cone, CMr). cvxpylayers runs with the layers cache
 count, batched (one call per batch) and per sample (one call per problem, as in the authors'
 code). torch runs on one thread: the problems are many small tensors.
 
-How the measurement holds still (:func:`physid.contact.chapters.contact_model.time_resolutions`):
+How the measurement holds still
+(:func:`physid.contact.chapters.contact_model_timing.time_resolutions`):
 
 * every batch is a seeded random draw from the recorded problems, the same for all
   contenders (the fast solver's cost per call is set by the hardest problem of its batch, so
@@ -44,6 +45,7 @@ import torch
 
 from physid.contact import datasets, reference, training
 from physid.contact.chapters import contact_model as ex
+from physid.contact.chapters import contact_model_timing as timing
 from physid.contact.model import ContactModel
 from physid.core.bench import Target, interleaved, ratio, write_report
 
@@ -119,8 +121,8 @@ def epoch_timing(repeat: int) -> tuple[list[dict], Target]:
     return [row], target
 
 
-def rows_for(label: str, timings: list[ex.BatchTiming]) -> list[dict]:
-    return [{"problems": label, **row} for row in ex.timing_rows(timings)]
+def rows_for(label: str, timings: list[timing.BatchTiming]) -> list[dict]:
+    return [{"problems": label, **row} for row in timing.timing_rows(timings)]
 
 
 def main() -> None:
@@ -135,8 +137,8 @@ def main() -> None:
     batches = (TARGET_BATCH,) if args.quick else BATCHES
     gyro_batches = (TARGET_BATCH,) if args.quick else GYRO_BATCHES
     runs = ex.run_tasks(DATA, seed=0, names=("BP5", "Gyro"))
-    bp5 = ex.time_resolutions(runs["BP5"], batches, repeat=REPEAT, seed=1)
-    gyro = ex.time_resolutions(runs["Gyro"], gyro_batches, repeat=REPEAT, variant="CMr", seed=2)
+    bp5 = timing.time_resolutions(runs["BP5"], batches, repeat=REPEAT, seed=1)
+    gyro = timing.time_resolutions(runs["Gyro"], gyro_batches, repeat=REPEAT, variant="CMr", seed=2)
     rows = rows_for("BP5, planar, CM", bp5) + rows_for("Gyro, cone, CMr", gyro)
     targets = []
     for label, timings in (("", bp5), ("gyroscope-", gyro)):

@@ -15,6 +15,8 @@ import torch
 
 from physid.contact import datasets, fast, reference
 from physid.contact.chapters import contact_model as ex
+from physid.contact.chapters import contact_model_gallery as sims
+from physid.contact.chapters import contact_model_timing as timing
 from physid.contact.gyroscope import Gyroscope
 from physid.contact.integrate import apply_contacts, simulate
 from physid.contact.lcp import LCPModel
@@ -412,14 +414,14 @@ def test_add_noise_refuses_a_bad_level(std):
         (lambda: ex.run_tasks((1, 0), seed=0), ValueError, "n"),
         (lambda: ex.run_tasks((1, -1, 0), seed=0), ValueError, r"n\[1\]"),
         (lambda: ex.run_tasks((1, 0, 0), seed=None), ValueError, "seed"),
-        (lambda: ex.pendulum_rollout(1.5, 0.0), ValueError, "cor"),
-        (lambda: ex.pendulum_rollout(0.5, -0.1), ValueError, "mu"),
-        (lambda: ex.pendulum_rollout(math.nan, 0.1), ValueError, "cor"),
-        (lambda: ex.energy_budget(refinements=0), ValueError, "refinements"),
-        (lambda: ex.penetration_study(n_steps=-5), ValueError, "n_steps"),
+        (lambda: sims.pendulum_rollout(1.5, 0.0), ValueError, "cor"),
+        (lambda: sims.pendulum_rollout(0.5, -0.1), ValueError, "mu"),
+        (lambda: sims.pendulum_rollout(math.nan, 0.1), ValueError, "cor"),
+        (lambda: sims.energy_budget(refinements=0), ValueError, "refinements"),
+        (lambda: sims.penetration_study(n_steps=-5), ValueError, "n_steps"),
         (lambda: ex.restitution_study(None, mu=-1.0, cor=0.5), ValueError, "mu"),
         (lambda: ex.restitution_study(None, mu=0.5, cor=2.0), ValueError, "cor"),
-        (lambda: ex.time_resolutions(None, (1,), repeat=2), ValueError, "repeat"),
+        (lambda: timing.time_resolutions(None, (1,), repeat=2), ValueError, "repeat"),
     ],
 )
 def test_chapter_drivers_refuse_bad_input(make, error, name):

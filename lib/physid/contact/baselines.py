@@ -46,7 +46,7 @@ import torch
 from torch import Tensor, nn
 
 from physid.contact.learned import MassModel, Potential, smooth_step
-from physid.contact.rope import Rope
+from physid.contact.model import SolverLog
 from physid.contact.system import ContactSystem
 from physid.contact.tasks import Task
 from physid.core.validate import check_count, check_seed, check_tensor
@@ -85,7 +85,7 @@ def _check_task(task: Task) -> Task:
 
 def _bodies(system: ContactSystem) -> tuple[int, int]:
     """``(n_bodies, coordinates per body)``, grouping the points body after body."""
-    per_body = int(getattr(system, "points_per_body", 1))
+    per_body = system.points_per_body
     if per_body < 1 or system.n_points % per_body:
         raise ValueError(
             f"{system.name}: points_per_body {per_body} does not divide n_points {system.n_points}"
@@ -93,13 +93,10 @@ def _bodies(system: ContactSystem) -> tuple[int, int]:
     return system.n_points // per_body, per_body * system.dim
 
 
-def _relations(system: ContactSystem, n_bodies: int) -> tuple[Tensor, Tensor]:
-    """Sender and receiver indices: chain neighbours for the rope, else all ordered pairs."""
-    if isinstance(system, Rope):
-        pairs = [(i, i + 1) for i in range(n_bodies - 1)]
-        pairs += [(j, i) for i, j in pairs]
-    else:
-        pairs = [(i, j) for i in range(n_bodies) for j in range(n_bodies) if i != j]
+def _relations(system: ContactSystem) -> tuple[Tensor, Tensor]:
+    """Sender and receiver indices of the system's interacting pairs
+    (:meth:`~physid.contact.system.ContactSystem.interacting_pairs`)."""
+    pairs = system.interacting_pairs()
     senders = torch.tensor([p[0] for p in pairs], dtype=torch.long, device=system.device)
     receivers = torch.tensor([p[1] for p in pairs], dtype=torch.long, device=system.device)
     return senders, receivers
@@ -107,8 +104,8 @@ def _relations(system: ContactSystem, n_bodies: int) -> tuple[Tensor, Tensor]:
 
 def _radii(system: ContactSystem, n_bodies: int) -> Tensor:
     """``(n_bodies,)`` body radii where the system has one per body, else zeros."""
-    radii = getattr(system, "radii", None)
-    if isinstance(radii, Tensor) and radii.shape == (n_bodies,):
+    radii = system.radii
+    if radii is not None and radii.shape == (n_bodies,):
         return radii.to(torch.float64)
     return torch.zeros(n_bodies, dtype=torch.float64, device=system.device)
 
@@ -149,7 +146,7 @@ class InteractionNetwork(nn.Module):
         super().__init__()
         self.n_bodies, self.per_body = _bodies(system)
         self.dim = system.dim
-        senders, receivers = _relations(system, self.n_bodies)
+        senders, receivers = _relations(system)
         self.register_buffer("senders", senders)
         self.register_buffer("receivers", receivers)
         self.register_buffer("attributes", attributes.to(torch.float64))
@@ -189,6 +186,8 @@ class _Baseline(nn.Module):
     def __init__(self, task: Task) -> None:
         super().__init__()
         self.task = _check_task(task)
+        #: No contact problem is solved: the counts stay zero.
+        self.log = SolverLog()
 
     def step(self, x: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """One time step, ``(B, N)`` each."""
@@ -303,7 +302,7 @@ class INCPSP(_Baseline):
         n_bodies, _ = _bodies(system)
         attributes = torch.stack([_radii(system, n_bodies), true_masses(system)], -1)
         gravity = torch.tensor(
-            [float(getattr(system, "gravity", 0.0))], dtype=torch.float64, device=system.device
+            [float(system.gravity)], dtype=torch.float64, device=system.device
         )
         self.interaction = InteractionNetwork(system, attributes, gravity, generator)
 

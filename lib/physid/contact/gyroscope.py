@@ -70,6 +70,8 @@ class Gyroscope(ContactSystem):
         device: torch device.
     """
 
+    drawing = "gyroscope"
+
     def __init__(
         self,
         mass: float = 0.1,

@@ -3,29 +3,58 @@
 The four contact networks of :mod:`physid.contact.learned` (CM-CD-CLNN, CM-CD-CHNN, CMr-CD-CLNN,
 CMr-CD-CHNN: the contact model CM or its regularised CMr inside a constrained Lagrangian or
 Hamiltonian network) and the three baselines of :mod:`physid.contact.baselines` (MLP-CD-CLNN,
-IN-CP-CLNN, IN-CP-SP). Each :class:`ModelSpec` carries what training, the chapters and the
-tests need: how to build the model for a task from a seed, its family (``"contact"`` or
-``"baseline"``), its colour in every figure, and whether its CMr regularisation ε can be
-learned. A model registered here is trained, evaluated, drawn and tested with no other change.
+IN-CP-CLNN, IN-CP-SP). Every one is a :class:`LearnedModel`, the contract training and evaluation
+rely on (checked by a test for every entry). Each :class:`ModelSpec` carries what training, the
+chapters and the tests need: how to build the model for a task from a seed, its family
+(``"contact"`` or ``"baseline"``), its colour in every figure, and whether its CMr regularisation ε
+can be learned. A model registered here is trained, evaluated, drawn and tested with no other
+change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
-from torch import nn
+from torch import Tensor, nn
 
 from physid.contact.baselines import INCPCLNN, INCPSP, MLPCDCLNN, baseline_factory
 from physid.contact.learned import ContactCHNN, ContactCLNN
+from physid.contact.model import SolverLog
 from physid.contact.tasks import Task, make_task
 from physid.core.registry import Registry
 from physid.core.validate import check_seed
 
-__all__ = ["FAMILIES", "MODELS", "ModelSpec", "build", "family"]
+__all__ = ["FAMILIES", "MODELS", "LearnedModel", "ModelSpec", "build", "family"]
 
 #: The model families: the paper's contact networks, and the baselines they are compared with.
 FAMILIES = ("contact", "baseline")
+
+
+@runtime_checkable
+class LearnedModel(Protocol):
+    """What :mod:`physid.contact.training` trains and evaluates (an ``nn.Module`` besides).
+
+    Attributes:
+        task: the task the model is built for.
+        one_step: trains on consecutive one-step pairs (the baselines) rather than on whole
+            chunks (the contact networks).
+        log: the contact solver's counts since it was last reset (zero for a model that
+            resolves no contact).
+    """
+
+    task: Task
+    one_step: bool
+    log: SolverLog
+
+    def rollout(self, x0: Tensor, v0: Tensor, n_steps: int) -> tuple[Tensor, Tensor]:
+        """Positions and velocities ``(B, n_steps + 1, N)`` from ``(x0, v0)``, each ``(B, N)``."""
+        ...
+
+    def learned_parameters(self) -> dict:
+        """The learned physical parameters as plain numbers (empty if there are none)."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,8 @@ class ChainPendulum(ContactSystem):
         device: torch device.
     """
 
+    drawing = "chain"
+
     def __init__(self, masses, lengths, radii, ground: float = 1.0, gravity=GRAVITY, device=None):
         masses = check_array("masses", masses, shape=(None,), positive=True)
         n = len(masses)

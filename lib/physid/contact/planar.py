@@ -51,12 +51,13 @@ class BouncingBodies(ContactSystem):
         device: torch device of the system's tensors.
     """
 
+    drawing = "bodies"
+
     def __init__(self, masses, radii, disks: bool = False, device=None) -> None:
         masses, radii = _check_bodies(masses, radii)
         if not isinstance(disks, bool):
             raise TypeError(f"disks must be True or False, got {disks!r}")
         n_b = len(masses)
-        self.n_bodies = n_b
         self.disks = disks
         self.points_per_body = 3 if disks else 1
         self.name = ("BD" if disks else "BP") + str(n_b)

@@ -42,6 +42,8 @@ class Rope(ContactSystem):
         device: torch device.
     """
 
+    drawing = "rope"
+
     def __init__(
         self,
         n_nodes: int = 10,
@@ -74,6 +76,11 @@ class Rope(ContactSystem):
         self.candidates = tuple(f"bend {i}" for i in range(1, n_nodes)) + tuple(
             f"stretch {i}" for i in range(n_nodes)
         )
+
+    def interacting_pairs(self) -> list[tuple[int, int]]:
+        """Chain neighbours only, both ways: node i with i + 1, then i + 1 with i."""
+        pairs = [(i, i + 1) for i in range(self.n_bodies - 1)]
+        return pairs + [(j, i) for i, j in pairs]
 
     def _links(self, x: Tensor) -> Tensor:
         """``(B, n, 2)`` link vectors, from the origin to node 0, then node i-1 to node i."""

@@ -43,6 +43,9 @@ class ContactSystem:
         inv_mass: ``(N, N)`` inverse mass matrix (float64).
         constraints: the equality constraints, or None.
         candidates: names of the P candidate contacts, in order.
+        gravity: gravitational acceleration (m/s²; 0 for a system without gravity).
+        radii: ``(n_bodies,)`` body radii for systems of round bodies, else None.
+        drawing: the name of the system's entry in :data:`physid.contact.drawing.DRAWINGS`.
     """
 
     name: str
@@ -53,6 +56,9 @@ class ContactSystem:
     inv_mass: Tensor
     constraints: Constraints | None
     candidates: tuple[str, ...]
+    gravity: float = 0.0
+    radii: Tensor | None = None
+    drawing: str
 
     @property
     def n_coords(self) -> int:
@@ -61,6 +67,17 @@ class ContactSystem:
     @property
     def n_candidates(self) -> int:
         return len(self.candidates)
+
+    @property
+    def n_bodies(self) -> int:
+        """The number of bodies (the points grouped ``points_per_body`` at a time)."""
+        return self.n_points // self.points_per_body
+
+    def interacting_pairs(self) -> list[tuple[int, int]]:
+        """The ordered pairs of bodies that can act on each other: every pair here; the rope's
+        chain neighbours only."""
+        n = self.n_bodies
+        return [(i, j) for i in range(n) for j in range(n) if i != j]
 
     @property
     def device(self) -> torch.device:

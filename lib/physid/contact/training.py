@@ -33,7 +33,7 @@ import physid.contact
 from physid.contact import datasets
 from physid.contact.datasets import ChunkSet, TaskData
 from physid.contact.model import SolverLog
-from physid.contact.models import MODELS, build
+from physid.contact.models import MODELS, LearnedModel, build
 from physid.contact.reference import ContactSolverError
 from physid.contact.tasks import Task, make_task
 from physid.core.progress import progress as progress_bar
@@ -127,9 +127,9 @@ class TrainResult:
 
 
 def _check_model(model: Any) -> nn.Module:
-    if not isinstance(model, nn.Module) or not callable(getattr(model, "rollout", None)):
+    if not (isinstance(model, nn.Module) and isinstance(model, LearnedModel)):
         raise TypeError(
-            f"model must be an nn.Module with rollout(x0, v0, n_steps), got {type(model).__name__}"
+            f"model must be an nn.Module and a LearnedModel, got {type(model).__name__}"
         )
     return model
 
@@ -137,9 +137,10 @@ def _check_model(model: Any) -> nn.Module:
 def _check_data(model: nn.Module, data: Any) -> TaskData:
     if not isinstance(data, TaskData):
         raise TypeError(f"data must be a TaskData, got {type(data).__name__}")
-    task = getattr(model, "task", None)
-    if isinstance(task, Task) and task.name != data.task:
-        raise ValueError(f"data is for task {data.task!r}, but the model is for {task.name!r}")
+    if model.task.name != data.task:
+        raise ValueError(
+            f"data is for task {data.task!r}, but the model is for {model.task.name!r}"
+        )
     return data
 
 
@@ -151,7 +152,7 @@ def _pairs(chunks: ChunkSet) -> tuple[Tensor, Tensor]:
 
 
 def _training_states(model: nn.Module, chunks: ChunkSet) -> tuple[Tensor, Tensor]:
-    return _pairs(chunks) if getattr(model, "one_step", False) else (chunks.x, chunks.v)
+    return _pairs(chunks) if model.one_step else (chunks.x, chunks.v)
 
 
 def chunk_loss(model: nn.Module, x: Tensor, v: Tensor) -> Tensor:
@@ -199,8 +200,7 @@ def _log_dict(log: SolverLog) -> dict[str, Any]:
 
 
 def _learned(model: nn.Module) -> dict[str, Any]:
-    method = getattr(model, "learned_parameters", None)
-    return dict(method()) if callable(method) else {}
+    return dict(model.learned_parameters())
 
 
 def train(
@@ -213,7 +213,7 @@ def train(
     validation loss; the state with the lowest validation loss is kept and loaded into the
     model at the end. A step whose loss or gradient is not finite (or whose contact problem
     raised :class:`~physid.contact.reference.ContactSolverError`) changes nothing and is
-    counted in ``skipped_steps``. The model's ``log`` (if any) is reset first, so the solver
+    counted in ``skipped_steps``. The model's ``log`` is reset first, so the solver
     counts are those of this training.
 
     Raises:
@@ -228,8 +228,7 @@ def train(
         raise ValueError("data has no training chunks (n_train = 0)")
     if len(data.val) == 0:
         raise ValueError("data has no validation chunks (n_val = 0) to choose the best state on")
-    if hasattr(model, "log"):
-        model.log = SolverLog()
+    model.log = SolverLog()
     x_train, v_train = _training_states(model, data.train)
     x_val, v_val = _training_states(model, data.val)
     # A minibatch holds the same number of chunks for every model: a one-step model takes
@@ -284,7 +283,7 @@ def train(
     if best_state is None:  # no finite validation loss: keep the last state
         best_state = copy.deepcopy(model.state_dict())
     model.load_state_dict(best_state)
-    log = getattr(model, "log", SolverLog())
+    log = model.log
     taken = steps - skipped
     return TrainResult(
         best_state=best_state,
@@ -355,8 +354,7 @@ def evaluate(model: nn.Module, data: TaskData) -> dict[str, Any]:
     steps = min(EVAL_STEPS, length - 1)
     if steps < 1:
         raise ValueError(f"the test trajectories have {length} state(s); at least 2 are needed")
-    task = getattr(model, "task", None)
-    system = task.system if isinstance(task, Task) else make_task(data.task).system
+    system = model.task.system
     x_true, v_true = data.test_x[:, : steps + 1], data.test_v[:, : steps + 1]
     model.eval()
     with torch.no_grad():

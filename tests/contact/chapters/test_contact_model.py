@@ -2,7 +2,10 @@
 
 import pytest
 
+from physid.contact import events
 from physid.contact.chapters import contact_model as ex
+from physid.contact.chapters import contact_model_gallery as sims
+from physid.contact.chapters import contact_model_timing as timing
 from physid.core.scales import SCALES
 
 #: The contact library computes in float64; tensors made here without a dtype follow.
@@ -25,9 +28,9 @@ def test_sizes_cover_every_scale():
 def test_runs_record_their_contact_events(runs):
     for run in runs.values():
         assert run.events and run.seconds > 0
-        total = sum(b.space.batch for b in ex.stack_events(run.events))
+        total = sum(b.space.batch for b in events.stack_events(run.events))
         assert total == sum(e.space.batch for e in run.events)
-    assert sum(b.space.batch for b in ex.stack_events(runs["CP3"].events, limit=5)) == 5
+    assert sum(b.space.batch for b in events.stack_events(runs["CP3"].events, limit=5)) == 5
 
 
 def test_poisson_never_gains_and_newton_does(runs):
@@ -52,24 +55,24 @@ def test_cmr_removes_the_ambiguity_of_the_gyroscope(runs):
 
 
 def test_penetration_compensation_bounds_the_resting_penetration():
-    study = ex.penetration_study()
+    study = sims.penetration_study()
     assert study["with"][-1] < 0.25 * study["without"][-1]
     assert study["with"][-1] < 1.5 * study["equilibrium"]
 
 
 def test_timing_is_interleaved_with_ratios_per_repeat(runs):
-    timings = ex.time_resolutions(runs["CP3"], (1, 2), repeat=5, seed=0, window=0.01)
+    timings = timing.time_resolutions(runs["CP3"], (1, 2), repeat=5, seed=0, window=0.01)
     assert [t.batch for t in timings] == [1, 2]
     for t in timings:
-        assert set(t.seconds) == set(ex.CONTENDERS)
+        assert set(t.seconds) == set(timing.CONTENDERS)
         assert all(len(s.samples) == 5 for s in t.seconds.values())
         assert len(t.speedup("cvxpylayers, per sample").samples) == 5
-    row = ex.timing_rows(timings)[-1]
+    row = timing.timing_rows(timings)[-1]
     assert row["batch"] == 2 and row["× per sample, median"] > 0
 
 
 def test_energy_budget_splits_impulses_from_the_flight():
-    rows = ex.energy_budget(cor=1.0, mu=0.0, refinements=2)
+    rows = sims.energy_budget(cor=1.0, mu=0.0, refinements=2)
     assert len(rows) == 4
     for row in rows:
         total = row["at impulses (J)"] + row["between impulses (J)"]

@@ -26,11 +26,10 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Circle
 from matplotlib.ticker import NullLocator
 
 from physid.book.display import explorer
-from physid.contact.chapters.contact_model_figures import _draw_box
+from physid.contact.drawing import drawing_of
 from physid.contact.models import MODELS
 from physid.contact.tasks import TASK_NAMES, Task, make_task
 from physid.core.validate import check_choice, check_count, check_positive
@@ -446,81 +445,12 @@ def scaling_figure(rows: Sequence[Mapping[str, Any]], slope: float) -> Figure:
 # -- one rollout against the truth ------------------------------------------------------------
 
 
-def _tracked(task: Task, x: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """The points whose coordinates over time a rollout figure shows: ``(labels, (T+1, k,
-    d))`` — the body centres, the bobs, the gyroscope's centre or up to 4 rope nodes."""
-    system = task.system
-    if task.name.startswith(("BP", "BD")):
-        kind = "disk" if task.name.startswith("BD") else "ball"
-        centres = x.reshape(len(x), system.n_bodies, system.points_per_body, 2)[:, :, 0]
-        return [f"{kind} {b + 1}" for b in range(system.n_bodies)], centres
-    if task.name.startswith("CP"):
-        return [f"bob {i + 1}" for i in range(system.n_points)], x.reshape(len(x), -1, 2)
-    if task.name.startswith("Gyro"):
-        return ["centre"], x.reshape(len(x), 4, 3)[:, :1]
-    nodes = x.reshape(len(x), system.n_points, 2)
-    index = np.unique(np.linspace(0, system.n_points - 1, 5).astype(int)[1:])
-    return [f"node {i + 1}" for i in index], nodes[:, index]
-
-
-def _snapshot(ax: Axes, task: Task, x: np.ndarray, predicted: bool) -> None:
-    """The configuration ``x`` (N,): solid and filled for the truth, dashed for a prediction."""
-    system = task.system
-    ls = "--" if predicted else "-"
-    if task.name.startswith(("BP", "BD")):
-        bodies = x.reshape(system.n_bodies, system.points_per_body, 2)
-        for b in range(system.n_bodies):
-            colour = f"C{b}"
-            ax.add_patch(Circle(bodies[b, 0], system.radii_np[b], fill=not predicted,
-                                alpha=1.0 if predicted else 0.35, color=colour, ls=ls, lw=1.2))
-            if system.points_per_body > 1:  # the disk's orientation: a radius along axis 1
-                axis = bodies[b, 1] - bodies[b, 0]
-                tip = bodies[b, 0] + system.radii_np[b] * axis / max(np.linalg.norm(axis), 1e-12)
-                ax.plot(*np.stack([bodies[b, 0], tip]).T, ls=ls, color=colour, lw=1)
-    elif task.name.startswith("Gyro"):
-        rim = system.rim_weights.cpu().numpy() @ x.reshape(4, 3)
-        closed = np.concatenate([rim, rim[:1]])
-        ax.plot(closed[:, 0], closed[:, 1], ls=ls, color="C0", lw=1.2)
-        ax.plot(*x[:2], "o", color="C0", ms=3, fillstyle="none" if predicted else "full")
-    else:
-        points = np.concatenate([np.zeros((1, 2)), x.reshape(-1, 2)])
-        ax.plot(points[:, 0], points[:, 1], ls=ls, color="k", lw=1.2)
-        _, tracked = _tracked(task, x[None])
-        for k, point in enumerate(tracked[0]):  # the points of the time panels, in colour
-            ax.plot(*point, "o", ms=4, color=f"C{k}", fillstyle="none" if predicted else "full")
-
-
-def _scene(ax: Axes, task: Task) -> None:
-    """The walls, ground or wall of the task's snapshot, and its limits."""
-    system = task.system
-    name = task.name
-    if name.startswith(("BP", "BD")):
-        _draw_box(ax)
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-    elif name.startswith("CP"):
-        ax.axhline(-system.ground, color="0.4", lw=2)
-        ax.set_xlim(-1.2, 1.2)
-        ax.set_ylim(-1.1, 1.2)
-    elif name.startswith("Gyro"):
-        ax.axhline(-system.wall, color="0.4", lw=2)
-        ax.set_xlim(-0.7, 0.7)
-        ax.set_ylim(-0.7, 0.7)
-    ax.set_aspect("equal", adjustable="datalim" if name.startswith("Rope") else "box")
-
-
-def _include(ax: Axes, task: Task, shown: list[np.ndarray]) -> None:
-    """Widen the scene's limits to every drawn point of the configurations ``shown``."""
-    if task.name.startswith("Rope"):
-        return  # autoscaled
-    system = task.system
-    if task.name.startswith("Gyro"):
-        weights = system.rim_weights.cpu().numpy()
-        points = np.concatenate([weights @ x.reshape(4, 3) for x in shown])[:, :2]
-        margin = 0.05
-    else:
-        points = np.concatenate([x.reshape(-1, 2) for x in shown])
-        margin = float(np.max(getattr(system, "radii_np", [0.05])))
+def _include(ax: Axes, extent: tuple[np.ndarray, float] | None) -> None:
+    """Widen the axes' limits to every drawn point of ``extent`` (points and margin); None
+    leaves axes that scale themselves."""
+    if extent is None:
+        return
+    points, margin = extent
     for limits, set_limits, values in ((ax.get_xlim(), ax.set_xlim, points[:, 0]),
                                        (ax.get_ylim(), ax.set_ylim, points[:, 1])):
         set_limits(min(limits[0], values.min() - margin), max(limits[1], values.max() + margin))
@@ -559,8 +489,10 @@ def rollout_figure(
     last = len(x_pred) - 1 if finite.all() else int(np.argmin(finite)) - 1
     x_pred = np.where(np.isfinite(x_pred), x_pred, np.nan)
     t = dt * np.arange(len(x_true))
-    labels, true_points = _tracked(task, x_true)
-    _, pred_points = _tracked(task, x_pred)
+    system = task.system
+    drawing = drawing_of(system)
+    labels, true_points = drawing.tracked(system, x_true)
+    _, pred_points = drawing.tracked(system, x_pred)
 
     fig, axes = plt.subplots(1, 3, figsize=(7.5, 3.2), width_ratios=(1, 1, 1.05))
     for coord, ax in enumerate(axes[:2]):
@@ -582,12 +514,13 @@ def rollout_figure(
         ax.set_xlabel("time (s)")
         ax.set_ylabel(f"{'xy'[coord]} (m)")
     snapshot = axes[2]
-    _scene(snapshot, task)
+    drawing.scene(snapshot, system)
+    snapshot.set_aspect("equal", adjustable=drawing.adjustable)
     shown = [x_true[max(last, 0)]] + ([x_pred[last]] if last >= 0 else [])
     for k, x in enumerate(shown):
-        _snapshot(snapshot, task, x, predicted=k == 1)
-    _include(snapshot, task, shown)
-    view = " (top view)" if task.name.startswith("Gyro") else ""
+        drawing.snapshot(snapshot, system, x, predicted=k == 1)
+    _include(snapshot, drawing.extent(system, shown))
+    view = drawing.view
     if last == len(x_pred) - 1:
         snapshot.set_title(f"last step, t = {t[last]:.2f} s{view}", fontsize="small")
     elif last >= 0:

@@ -9,7 +9,6 @@ penetration experiment.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, replace
 
@@ -18,20 +17,23 @@ import torch
 from torch import Tensor
 
 from physid.contact import datasets, fast, reference
-from physid.contact.integrate import ContactEvent, apply_contacts, rk4_step, simulate
+from physid.contact.events import (
+    contact_kinetic_energy,
+    impulse_energy,
+    leaf_space,
+    stack_events,
+)
+from physid.contact.integrate import ContactEvent
 from physid.contact.lcp import LCPModel
-from physid.contact.mechanics import acceleration, kinetic_energy
-from physid.contact.model import COMPENSATION, ContactModel, ContactSpace, SolverLog
+from physid.contact.mechanics import kinetic_energy
+from physid.contact.model import ContactModel, ContactSpace, SolverLog
 from physid.contact.tasks import TASK_NAMES, make_task
-from physid.core.bench import Timing, interleaved, ratio
-from physid.core.constants import GRAVITY
 from physid.core.progress import progress as progress_bar
 from physid.core.scales import select
 from physid.core.validate import (
     check_count,
     check_in_range,
     check_nonnegative,
-    check_positive,
     check_seed,
 )
 
@@ -54,7 +56,8 @@ class ContactSizes:
         gradient_samples: contact problems per task in the finite-difference check.
         timing_batches: batch sizes of the in-chapter timing.
         timing_repeat: interleaved repeats per timing (at least 5).
-        timing_window: seconds a timed window lasts at least (see :func:`time_resolutions`).
+        timing_window: seconds a timed window lasts at least (see
+            :func:`~physid.contact.chapters.contact_model_timing.time_resolutions`).
     """
 
     data: tuple[int, int, int]
@@ -185,91 +188,6 @@ def dataset_rows(runs: dict[str, TaskRun], lcp: dict[str, dict[str, datasets.Tas
     return rows
 
 
-@dataclass(frozen=True)
-class Batch:
-    """Contact problems of one contact count, stacked from several events."""
-
-    space: ContactSpace
-    jacobian: Tensor
-    constraint_jacobian: Tensor | None
-    inv_mass: Tensor
-    impulse: Tensor
-
-
-def stack_events(events: list[ContactEvent], limit: int | None = None) -> list[Batch]:
-    """Events grouped by contact count and stacked (at most ``limit`` samples in all)."""
-    groups: dict[int, list[ContactEvent]] = {}
-    for event in events:
-        groups.setdefault(event.space.n_contacts, []).append(event)
-    batches, taken = [], 0
-    for C in sorted(groups):
-        chosen = groups[C]
-        if limit is not None:
-            room = limit - taken
-            if room <= 0:
-                break
-            kept, count = [], 0
-            for event in chosen:
-                if count >= room:
-                    break
-                kept.append(event)
-                count += event.space.batch
-            chosen = kept
-
-        def cat(get, chosen=chosen) -> Tensor:
-            return torch.cat([get(e) for e in chosen])
-
-        space = ContactSpace(
-            factor=cat(lambda e: e.space.factor),
-            velocity=cat(lambda e: e.space.velocity),
-            target=cat(lambda e: e.space.target),
-            mu=cat(lambda e: e.space.mu),
-            cor=cat(lambda e: e.space.cor),
-            k=chosen[0].space.k,
-        )
-        G = None if chosen[0].constraint_jacobian is None else cat(lambda e: e.constraint_jacobian)
-        batch = Batch(
-            space=space,
-            jacobian=cat(lambda e: e.jacobian),
-            constraint_jacobian=G,
-            inv_mass=chosen[0].inv_mass,
-            impulse=cat(lambda e: e.resolution.impulse),
-        )
-        if limit is not None and taken + space.batch > limit:
-            batch = _head(batch, limit - taken)
-        batches.append(batch)
-        taken += batch.space.batch
-    return batches
-
-
-def _head_space(s: ContactSpace, n: int) -> ContactSpace:
-    return ContactSpace(s.factor[:n], s.velocity[:n], s.target[:n], s.mu[:n], s.cor[:n], s.k)
-
-
-def _head(batch: Batch, n: int) -> Batch:
-    G = None if batch.constraint_jacobian is None else batch.constraint_jacobian[:n]
-    return Batch(
-        _head_space(batch.space, n), batch.jacobian[:n], G, batch.inv_mass, batch.impulse[:n]
-    )
-
-
-def _with(space: ContactSpace, **changes) -> ContactSpace:
-    return replace(space, **changes)
-
-
-def impulse_energy(space: ContactSpace, impulse: Tensor) -> Tensor:
-    """Kinetic-energy change of an impulse, ``fᵀ (v_C + ½ A f)`` per sample (exact)."""
-    f = impulse.flatten(1)
-    return (f * (space.velocity + 0.5 * (space.A @ f[..., None])[..., 0])).sum(-1)
-
-
-def contact_kinetic_energy(space: ContactSpace) -> Tensor:
-    """½ v_Cᵀ A⁺ v_C: the kinetic energy of the velocity component an impulse can reach."""
-    return 0.5 * (
-        space.velocity * (torch.linalg.pinv(space.A) @ space.velocity[..., None])[..., 0]
-    ).sum(-1)
-
-
 # ---------------------------------------------------------------------------------------------
 # Appendix E: A is positive semi-definite.
 
@@ -338,7 +256,7 @@ def restitution_study(run: TaskRun, mu: float, cor: float) -> ImpactStudy:
     poisson, newton, reach = [], [], []
     for batch in stack_events(run.events):
         s = batch.space
-        space = _with(
+        space = replace(
             s,
             target=torch.zeros_like(s.target),
             mu=torch.full_like(s.mu, mu),
@@ -383,7 +301,7 @@ def elastic_energy_rows(runs: dict[str, TaskRun]) -> list[dict]:
         for batch in stack_events(run.events):
             with torch.no_grad():
                 gain.append(impulse_energy(batch.space, batch.impulse))
-                plain = _with(batch.space, target=torch.zeros_like(batch.space.target))
+                plain = replace(batch.space, target=torch.zeros_like(batch.space.target))
                 change = impulse_energy(plain, ContactModel().resolve(plain).impulse)
             (isolated if batch.space.n_contacts == 1 else simultaneous).append(change)
 
@@ -436,20 +354,8 @@ def poisson_equality(runs: dict[str, TaskRun], names=("BP5", "BD5")) -> dict[str
 # The fast solver against cvxpylayers.
 
 
-def _leaf(space: ContactSpace) -> ContactSpace:
-    grab = lambda t: t.detach().clone().requires_grad_(True)  # noqa: E731
-    return ContactSpace(
-        grab(space.factor),
-        grab(space.velocity),
-        grab(space.target),
-        grab(space.mu),
-        grab(space.cor),
-        space.k,
-    )
-
-
 def _impulse_and_grads(model: ContactModel, space: ContactSpace, weights: Tensor, log):
-    leaf = _leaf(space)
+    leaf = leaf_space(space)
     res = model.resolve(leaf, log)
     inputs = (leaf.factor, leaf.velocity, leaf.target, leaf.mu, leaf.cor)
     grads = torch.autograd.grad((res.impulse * weights).sum(), inputs, allow_unused=True)
@@ -644,7 +550,7 @@ def gradient_check(
             weights = torch.linspace(-1, 1, s.velocity.shape[1], dtype=s.velocity.dtype)
 
             def loss(mu: Tensor, cor: Tensor, s=s, model=model, weights=weights) -> Tensor:
-                res = model.resolve(_with(s, mu=mu, cor=cor))
+                res = model.resolve(replace(s, mu=mu, cor=cor))
                 return (res.velocity_after * weights).sum()
 
             mu = s.mu.detach().clone().requires_grad_(True)
@@ -663,275 +569,3 @@ def gradient_check(
     return {"problems": float(checked), "max relative error": worst}
 
 
-#: The contenders of the timing, in the order they are timed within each repeat.
-CONTENDERS = ("fast", "cvxpylayers, batched", "cvxpylayers, per sample")
-
-
-@dataclass(frozen=True)
-class BatchTiming:
-    """Interleaved timings of one contact resolution batch (see :func:`time_resolutions`).
-
-    Attributes:
-        batch: problems per call.
-        seconds: seconds per call of each contender in :data:`CONTENDERS`, per repeat.
-    """
-
-    batch: int
-    seconds: dict[str, Timing]
-
-    def rate(self, label: str) -> float:
-        """Resolutions per second of ``label``, from its median time."""
-        return self.batch / self.seconds[label].median
-
-    def speedup(self, label: str) -> Timing:
-        """How many times faster the fast solver is than ``label``, repeat by repeat."""
-        return ratio(self.seconds[label], self.seconds["fast"])
-
-
-def time_resolutions(
-    run: TaskRun,
-    batches,
-    repeat: int,
-    variant: str = "CM",
-    seed: int = 0,
-    window: float = 0.5,
-) -> list[BatchTiming]:
-    """Time one contact resolution (both phases, forward and backward) at each batch size.
-
-    The problems of a batch are drawn at random (seeded) among the recorded single-contact
-    problems of ``run``, and every contender solves the same batch: the fast solver's cost is
-    set by the hardest problem of a batch (its interior point runs until all have converged),
-    so a batch of the first problems in recording order is not representative. The contenders
-    are timed in turn (:func:`physid.core.bench.interleaved`, ``repeat`` ≥ 5 times), so a slow
-    spell of the machine hits them alike. A contender faster than ``window`` seconds per call
-    is called several times per timed window (as many as fit in ``window``, counted on a timed
-    warm-up call): a short window would make its time, and every ratio to it, hostage to a
-    single interruption of the process.
-    """
-    check_count("repeat", repeat, minimum=5)
-    check_seed("seed", seed)
-    window = check_positive("window", window)
-    pool = next(b for b in stack_events(run.events) if b.space.n_contacts == 1).space
-    models = {
-        "fast": ContactModel(variant=variant),
-        "cvxpylayers, batched": ContactModel(variant=variant, solver="reference"),
-        "cvxpylayers, per sample": ContactModel(
-            variant=variant, solver="reference", batched_reference=False
-        ),
-    }
-    generator = torch.Generator().manual_seed(seed)
-    out = []
-    for B in batches:
-        B = check_count("batch", B, maximum=pool.batch)
-        index = torch.randperm(pool.batch, generator=generator)[:B].to(pool.mu.device)
-        space = ContactSpace(
-            *(t[index] for t in (pool.factor, pool.velocity, pool.target, pool.mu, pool.cor)),
-            pool.k,
-        )
-
-        def step(model: ContactModel, space: ContactSpace = space) -> None:
-            leaf = _leaf(space)
-            model.resolve(leaf).impulse.sum().backward()
-
-        calls = {}
-        for label in CONTENDERS:
-            start = time.perf_counter()
-            step(models[label])  # the warm-up call, timed to size the window
-            calls[label] = max(1, math.ceil(window / (time.perf_counter() - start)))
-
-        def repeated(label: str, calls: dict[str, int] = calls) -> None:
-            for _ in range(calls[label]):
-                step(models[label])
-
-        contenders = {label: (lambda label=label: repeated(label)) for label in CONTENDERS}
-        timings = interleaved(contenders, repeat=repeat, warmup=False)
-        seconds = {
-            label: Timing(tuple(t / calls[label] for t in timing.samples))
-            for label, timing in timings.items()
-        }
-        out.append(BatchTiming(B, seconds))
-    return out
-
-
-def timing_rows(timings: list[BatchTiming]) -> list[dict]:
-    """Resolutions per second (medians) and the speed-ups with their spread over repeats."""
-    rows = []
-    for t in timings:
-        per_sample = t.speedup("cvxpylayers, per sample")
-        batched = t.speedup("cvxpylayers, batched")
-        rows.append(
-            {
-                "batch": t.batch,
-                "fast (1/s)": t.rate("fast"),
-                "cvxpylayers batched (1/s)": t.rate("cvxpylayers, batched"),
-                "cvxpylayers per sample (1/s)": t.rate("cvxpylayers, per sample"),
-                "× per sample, median": per_sample.median,
-                "× per sample, spread": per_sample.spread,
-                "× batched, median": batched.median,
-                "× batched, spread": batched.spread,
-            }
-        )
-    return rows
-
-
-# ---------------------------------------------------------------------------------------------
-# Rollouts and penetration compensation.
-
-
-@dataclass(frozen=True)
-class Trajectory:
-    """One simulated trajectory of a task with its energy and the steps that had a contact."""
-
-    task: str
-    times: np.ndarray
-    x: np.ndarray
-    v: np.ndarray
-    energy: np.ndarray
-    contact_steps: np.ndarray
-
-
-def _trajectory(name: str, x: Tensor, v: Tensor, dt: float | None = None) -> Trajectory:
-    task = make_task(name, device=x.device)
-    energy = task.system.energy(x, v).cpu().numpy()
-    touching = (task.system.detect(x).distance < 0).any(-1).cpu().numpy()
-    return Trajectory(
-        task=name,
-        times=(task.dt if dt is None else dt) * np.arange(x.shape[0]),
-        x=x.cpu().numpy(),
-        v=v.cpu().numpy(),
-        energy=energy,
-        contact_steps=np.flatnonzero(touching),
-    )
-
-
-def gallery(runs: dict[str, TaskRun]) -> dict[str, Trajectory]:
-    """A test trajectory with a contact (the first one) of each task in :data:`GALLERY`."""
-    out = {}
-    for main, elastic in GALLERY:
-        for name in (main, elastic):
-            if name is None:
-                continue
-            d = runs[name].data
-            chosen = _trajectory(name, d.test_x[0], d.test_v[0])
-            for i in range(d.test_x.shape[0]):
-                candidate = _trajectory(name, d.test_x[i], d.test_v[i])
-                if len(candidate.contact_steps):
-                    chosen = candidate
-                    break
-            out[name] = chosen
-    return out
-
-
-def penetration_study(n_steps: int = 150) -> dict[str, np.ndarray]:
-    """CP3 (e = 0) released from rest: deepest penetration per step with and without v*."""
-    n_steps = check_count("n_steps", n_steps)
-    task = make_task("CP3")
-    system = task.system
-    x, v = system.from_angles(np.array([[0.8, 1.2, 1.6]]), np.zeros((1, 3)))
-    x0 = torch.as_tensor(x.reshape(1, -1), device=system.device)
-    v0 = torch.as_tensor(v.reshape(1, -1), device=system.device)
-    out = {"times": task.dt * np.arange(n_steps + 1)}
-    for label, fraction in (("with", COMPENSATION), ("without", 0.0)):
-        with torch.no_grad():
-            r = simulate(
-                system,
-                x0,
-                v0,
-                n_steps,
-                task.dt,
-                ContactModel(compensation=fraction),
-                task.mu,
-                task.cor,
-            )
-            d = system.detect(r.x[0]).distance
-        out[label] = (-d.min(1).values).clamp(min=0).cpu().numpy()
-    out["equilibrium"] = np.array(GRAVITY * task.dt**2 / (2 * COMPENSATION))
-    return out
-
-
-#: The explorer's release of the CP3 pendulum: link angles from the downward vertical (rad),
-#: their rates (rad/s), and the duration of the rollout (s).
-EXPLORER_ANGLES = (2.2, 2.6, 2.9)
-EXPLORER_RATES = (0.0, 0.0, 1.0)
-EXPLORER_SECONDS = 1.5
-
-
-def _explorer_simulation(
-    cor: float, mu: float, dt: float, compensation: float, on_event=None
-) -> tuple[Tensor, Tensor]:
-    task = make_task("CP3")
-    system = task.system
-    x, v = system.from_angles(np.array([EXPLORER_ANGLES]), np.array([EXPLORER_RATES]))
-    x0 = torch.as_tensor(x.reshape(1, -1), device=system.device)
-    v0 = torch.as_tensor(v.reshape(1, -1), device=system.device)
-    mu_t, cor_t = torch.full_like(task.mu, mu), torch.full_like(task.cor, cor)
-    model = ContactModel(compensation=compensation)
-    n_steps = round(EXPLORER_SECONDS / dt)
-    with torch.no_grad():
-        r = simulate(system, x0, v0, n_steps, dt, model, mu_t, cor_t, on_event=on_event)
-    return r.x[0], r.v[0]
-
-
-def pendulum_rollout(cor: float, mu: float) -> Trajectory:
-    """CP3 from a fixed initial state with homogeneous (e, μ): the explorer's rollout.
-
-    Args:
-        cor: coefficient of restitution of the bobs against the ground, in [0, 1].
-        mu: friction coefficient, ≥ 0.
-    """
-    cor = check_in_range("cor", cor, 0.0, 1.0)
-    mu = check_nonnegative("mu", mu)
-    dt = make_task("CP3").dt
-    x, v = _explorer_simulation(cor, mu, dt, COMPENSATION)
-    return _trajectory("CP3", x, v)
-
-
-def energy_budget(cor: float = 1.0, mu: float = 0.0, refinements: int = 2) -> list[dict]:
-    """Where the explorer's energy goes: the impulses against the smooth flight in between.
-
-    The explorer's release is simulated at the task's Δt, Δt/2, …, with and without penetration
-    compensation, one step of Algorithm 1 at a time, and the total energy is measured right
-    before and right after every contact impulse: the impulses' share of the change is exact,
-    and the rest happens between impulses, in the RK4 steps of the constrained dynamics, which
-    neither conserve energy exactly nor keep the constraints (no projection back onto them, as
-    in Algorithm 1).
-    """
-    cor = check_in_range("cor", cor, 0.0, 1.0)
-    mu = check_nonnegative("mu", mu)
-    refinements = check_count("refinements", refinements)
-    task = make_task("CP3")
-    system = task.system
-    x, v = system.from_angles(np.array([EXPLORER_ANGLES]), np.array([EXPLORER_RATES]))
-    x0 = torch.as_tensor(x.reshape(1, -1), device=system.device)
-    v0 = torch.as_tensor(v.reshape(1, -1), device=system.device)
-    mu_t, cor_t = torch.full_like(task.mu, mu), torch.full_like(task.cor, cor)
-
-    def accel(x: Tensor, v: Tensor) -> Tensor:
-        return acceleration(x, v, system.inv_mass, system.force(x), system.constraints)
-
-    rows = []
-    for level in range(refinements):
-        dt = task.dt / 2**level
-        for compensation in (COMPENSATION, 0.0):
-            model = ContactModel(compensation=compensation)
-            x, v, at_impulses, residual = x0, v0, 0.0, 0.0
-            with torch.no_grad():
-                for _ in range(round(EXPLORER_SECONDS / dt)):
-                    x, v = rk4_step(x, v, dt, accel)
-                    after, _ = apply_contacts(system, model, x, v, mu_t, cor_t, dt, SolverLog())
-                    at_impulses += float((system.energy(x, after) - system.energy(x, v)).sum())
-                    v = after
-                    residual = max(residual, float(system.constraints.residual(x).abs().max()))
-            e0, e1 = float(system.energy(x0, v0)[0]), float(system.energy(x, v)[0])
-            rows.append(
-                {
-                    "Δt (s)": dt,
-                    "compensation": "1/8" if compensation else "off",
-                    "initial energy (J)": e0,
-                    "total change (J)": e1 - e0,
-                    "at impulses (J)": at_impulses,
-                    "between impulses (J)": e1 - e0 - at_impulses,
-                    "largest constraint residual (m²)": residual,
-                }
-            )
-    return rows

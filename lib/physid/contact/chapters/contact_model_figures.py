@@ -12,13 +12,10 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from physid.book.display import explorer
-from physid.contact.chapters.contact_model import (
-    BatchTiming,
-    ImpactStudy,
-    Trajectory,
-    pendulum_rollout,
-)
-from physid.contact.planar import WALLS
+from physid.contact.chapters.contact_model import ImpactStudy
+from physid.contact.chapters.contact_model_gallery import Trajectory, pendulum_rollout
+from physid.contact.chapters.contact_model_timing import BatchTiming
+from physid.contact.drawing import drawing_of
 from physid.contact.tasks import make_task
 
 #: Colour of the marks at steps with a contact impulse.
@@ -107,61 +104,12 @@ def plot_timing(timings: list[BatchTiming]) -> Figure:
     return fig
 
 
-def _draw_box(ax) -> None:
-    for a, b, c in WALLS:
-        if a:
-            ax.axvline(-c / a, color="k", lw=1)
-        else:
-            ax.axhline(-c / b, color="k", lw=1)
-
-
 def _draw(ax, traj: Trajectory, legend: bool = True) -> None:
     """The paths of one trajectory, in metres, with the final pose."""
     system = make_task(traj.task).system
-    x = traj.x
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
-    if traj.task.startswith(("BP", "BD")):
-        centres = x.reshape(len(x), system.n_bodies, system.points_per_body, 2)[:, :, 0]
-        for b in range(system.n_bodies):
-            ax.plot(centres[:, b, 0], centres[:, b, 1], lw=1.2, color=f"C{b}")
-            circle = plt.Circle(centres[-1, b], system.radii_np[b], color=f"C{b}", alpha=0.4)
-            ax.add_patch(circle)
-        _draw_box(ax)
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-    elif traj.task.startswith("CP"):
-        bobs = x.reshape(len(x), system.n_points, 2)
-        for i in range(system.n_points):
-            ax.plot(bobs[:, i, 0], bobs[:, i, 1], lw=1.2, color=f"C{i}", label=f"bob {i + 1}")
-        last = np.concatenate([np.zeros((1, 2)), bobs[-1]])
-        ax.plot(last[:, 0], last[:, 1], "k-o", ms=3, label="final pose")
-        ax.axhline(-system.ground, color="0.4", lw=2, label="ground")
-        ax.set_xlim(-1.2, 1.2)
-        ax.set_ylim(-1.1, 1.2)
-        if legend:
-            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    elif traj.task.startswith("Gyro"):
-        centre = x.reshape(len(x), 4, 3)[:, 0]
-        rim = system.rim_weights.cpu().numpy() @ x.reshape(len(x), 4, 3)
-        ax.plot(centre[:, 0], centre[:, 1], lw=1.5, color="C0", label="centre")
-        ax.plot(rim[-1, :, 0], rim[-1, :, 1], "o", ms=2, color="C1", label="rim (end)")
-        ax.axhline(-system.wall, color="0.4", lw=2, label="wall")
-        ax.set_xlim(-0.7, 0.7)
-        ax.set_ylim(-0.7, 0.7)
-        if legend:
-            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    else:
-        nodes = x.reshape(len(x), system.n_points, 2)
-        instants = np.linspace(0, len(x) - 1, 5).astype(int)
-        colours = plt.cm.viridis(np.linspace(0, 1, len(instants)))
-        for colour, step in zip(colours, instants, strict=True):
-            line = np.concatenate([np.zeros((1, 2)), nodes[step]])
-            ax.plot(line[:, 0], line[:, 1], "-o", ms=2, color=colour)
-        mappable = plt.cm.ScalarMappable(
-            cmap="viridis", norm=plt.Normalize(traj.times[0], traj.times[-1])
-        )
-        ax.figure.colorbar(mappable, ax=ax, label="time (s)", shrink=0.8)
+    drawing_of(system).paths(ax, system, traj.x, traj.times, legend)
     ax.set_aspect("equal", adjustable="box")
 
 
@@ -171,7 +119,7 @@ def plot_gallery(gallery: dict[str, Trajectory], pairs) -> Figure:
     flat = axes.flatten()
     for ax, (main, _) in zip(flat, pairs, strict=False):
         _draw(ax, gallery[main], legend=False)
-        ax.set_title(main + (" (top view)" if main.startswith("Gyro") else ""))
+        ax.set_title(main + drawing_of(make_task(main).system).view)
     for ax in flat[len(pairs) :]:
         ax.set_axis_off()
     return fig
