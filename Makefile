@@ -51,7 +51,7 @@ book: vendor data
 lint: $(STAMP)
 	$(VENV)/bin/ruff check lib tests benchmarks
 
-# The browser test (tests/test_browser.py) needs Debian's chromium and chromium-driver.
+# The browser test (tests/book/test_browser.py) needs Debian's chromium and chromium-driver.
 test: lint vendor
 	$(PY) -m pytest
 
