@@ -120,3 +120,22 @@ def test_report_groups_by_paper_with_verdict_first_and_links():
 def test_numpy_numbers_are_formatted():
     claim = make_claim(**{**GOOD, "paper": np.float32(0.5), "ours": np.int64(3)})
     assert (claim.paper, claim.ours) == ("0.5", "3")
+
+
+def test_a_verdict_is_recorded_with_its_numbers_in_one_call(capsys, monkeypatch):
+    from physid.book import display
+    from physid.book.claims import Verdict, record
+
+    glued = {}
+    monkeypatch.setattr(display, "glue_number", lambda name, value: glued.setdefault(name, value))
+    fields = {k: v for k, v in GOOD.items() if k not in ("scale", "section")}
+    claim = record(Verdict(**fields, numbers={"gap_mm": 0.25}), "quick", "some-section")
+    assert claim == make_claim(**GOOD) and glued == {"gap_mm": 0.25}
+    assert "tutorial-some-thing" in capsys.readouterr().out
+    # A failing verdict without a reason is refused before anything is glued.
+    glued.clear()
+    with pytest.raises(ValueError, match="why must say"):
+        record(Verdict(**{**fields, "holds": False}, numbers={"x": 1.0}), "quick", "s")
+    assert glued == {}
+    with pytest.raises(TypeError, match="^verdict"):
+        record(make_claim(**GOOD), "quick", "some-section")

@@ -1,6 +1,10 @@
 """Reproduced claims: what a paper states, what we measured, and whether it holds.
 
-A chapter calls :func:`record_claim` once per claim it checks. The claim is displayed in
+A claim's criterion is a tested function of the chapter's driver that takes the chapter's
+results and returns a :class:`Verdict` (the claim's text, values, verdict, the reason when it
+does not hold, and the numbers the prose around it glues); the chapter records it with
+:func:`record`, which glues those numbers and records the claim in one call. A chapter may also
+call :func:`record_claim` directly, once per claim it checks. The claim is displayed in
 the chapter as a short Markdown line, and carried in that output's metadata under the key
 :data:`CLAIM_KEY`. The book runner (:mod:`physid.book.runner`) collects these from every executed
 chapter into ``_build/reproduction/claims.json``, and :func:`report_markdown` renders them as
@@ -167,6 +171,40 @@ def record_claim(
         raw=True,
     )
     return claim
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim as a chapter's driver judges it: every field of :func:`record_claim` but the
+    scale and the section, which the chapter gives, and ``numbers``: name → value of what the
+    chapter's prose glues about it (:func:`physid.book.display.glue_number`)."""
+
+    id: str
+    statement: str
+    paper: object
+    ours: object
+    criterion: str
+    holds: bool
+    why: str = ""
+    numbers: dict[str, float] = field(default_factory=dict)
+
+    def claim(self, scale: str, section: str) -> Claim:
+        """The validated :class:`Claim` at ``scale``, checked in the section ``section``."""
+        return make_claim(self.id, self.statement, self.paper, self.ours, self.criterion,
+                          bool(self.holds), scale, section, self.why)
+
+
+def record(verdict: Verdict, scale: str, section: str) -> Claim:
+    """Glue ``verdict.numbers`` and record its claim (:func:`record_claim`) in one call."""
+    from physid.book.display import glue_number
+
+    if not isinstance(verdict, Verdict):
+        raise TypeError(f"verdict must be a Verdict, got {type(verdict).__name__}")
+    claim = verdict.claim(scale, section)  # validated before anything is glued
+    for name, value in verdict.numbers.items():
+        glue_number(name, value)
+    return record_claim(claim.id, claim.statement, claim.paper, claim.ours, claim.criterion,
+                        claim.holds, claim.scale, claim.section, claim.why)
 
 
 def claims_from_notebook(nb: Any, chapter: str) -> list[Claim]:
