@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from physid.book.claims import Verdict
-from physid.sliding.chapters import tutorial_sliding_box as claims
+from physid.sliding.chapters import tutorial_sliding_box_claims as claims
 
 
 def _valid(verdict: Verdict) -> Verdict:
