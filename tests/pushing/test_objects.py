@@ -157,3 +157,14 @@ def test_random_pushes_are_seeded_and_valid(objects):
 def test_unknown_object_name():
     with pytest.raises(ValueError, match="name must be one of"):
         load_object("spanner")
+
+
+def test_the_objects_are_the_files_of_the_data_folder_in_their_order(tmp_path):
+    from physid.pushing.objects import DATA_DIR, object_names
+
+    assert OBJECT_NAMES == ("hammer", "crimp", "ranch", "toolbox", "book")
+    assert set(OBJECT_NAMES) == {p.stem for p in DATA_DIR.glob("*.txt")}
+    (tmp_path / "b.txt").write_text("name b\norder 2\ngrid\nx\n")
+    (tmp_path / "a.txt").write_text("name a\norder 3\ngrid\nx\n")
+    (tmp_path / "c.txt").write_text("name c\ngrid\nx\n")
+    assert object_names(tmp_path) == ("b", "a", "c")

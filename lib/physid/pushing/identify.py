@@ -22,6 +22,7 @@ from scipy.optimize import minimize
 from torch import Tensor
 
 from physid.core.registry import Registry
+from physid.core.seeds import name_stream
 from physid.core.validate import check_in_range, check_seed
 from physid.pushing.budget import Budget, History, Tracker
 from physid.pushing.observations import Observations
@@ -236,8 +237,8 @@ def identify(name: str, data: Observations, budget: Budget, seed: int = 0,
     tracker = Tracker(target, budget, x0, start_loss)
     stopped = "finished"
     try:
-        # Each method draws from its own stream of the seed.
-        stream = np.random.default_rng([seed, list(METHODS).index(name)])
+        # Each method draws from its own stream of the seed, chosen by its name.
+        stream = np.random.default_rng([seed, name_stream(name)])
         spec.fn(tracker, x0, stream, merged)
     except Exhausted as stop:
         stopped = str(stop)

@@ -23,11 +23,31 @@ from torch import Tensor
 
 from physid.core.validate import check_count, check_positive, check_tensor
 
-__all__ = ["OBJECT_NAMES", "CellObject", "from_mask", "load_object", "rectangle"]
+__all__ = ["OBJECT_NAMES", "CellObject", "from_mask", "load_object", "object_names", "rectangle"]
 
-#: The five objects of §7.2–7.3, in the paper's order.
-OBJECT_NAMES = ("hammer", "crimp", "ranch", "toolbox", "book")
 DATA_DIR = Path(__file__).resolve().parents[3] / "data" / "objects"
+
+
+def object_names(data_dir: Path | str | None = None) -> tuple[str, ...]:
+    """The names of the objects in ``data_dir`` (``data/objects/``): every ``<name>.txt``, in
+    the order of their ``order`` lines (the paper's order, §7.2–7.3), then by name."""
+    folder = Path(data_dir or DATA_DIR)
+    ranked = []
+    for path in sorted(folder.glob("*.txt")):
+        order = None
+        for line in path.read_text().splitlines():
+            words = line.split("#", 1)[0].split()
+            if words[:1] == ["order"]:
+                order = float(words[1])
+            if words[:1] == ["grid"]:
+                break
+        ranked.append((order is None, order or 0.0, path.stem))
+    return tuple(name for _, _, name in sorted(ranked))
+
+
+#: The objects of ``data/objects/`` (the five of §7.2–7.3), in the paper's order: adding a
+#: file there adds an object to every chapter and test.
+OBJECT_NAMES = object_names()
 _NEIGHBOURS = ((-1, 0), (1, 0), (0, -1), (0, 1))
 
 

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from physid.core.seeds import name_stream
 from physid.core.sweeps import memory
 from physid.core.validate import check_choice, check_count, check_positive, check_seed, check_tensor
 from physid.pushing.bullet import BULLET_DT, simulate_bullet
@@ -261,7 +262,7 @@ def make_experiment(name: str, index: int, n_train: int, n_test: int, duration: 
     duration = check_positive("duration", duration)
     seed = check_seed("seed", seed)
     base = load_object(name)
-    stream = seed * 1_000_003 + 1_009 * index + OBJECT_NAMES.index(name)
+    stream = seed * 1_000_003 + 1_009 * index + name_stream(name) % 1_009
     masses, frictions = draw_truth(base, stream)
     obj = replace(base, masses=masses, frictions=frictions)
     pushes = random_pushes(obj, n_train + n_test, seed=stream, duration=duration)
