@@ -89,7 +89,22 @@ def make_claim(
     section: str,
     why: str = "",
 ) -> Claim:
-    """Validate the fields of a claim and return it (see :func:`record_claim`)."""
+    """Validate the fields of a claim and return it.
+
+    Args:
+        id: ``<paper>-<words>``, e.g. ``song2020-rigid-matches-lcp``; the prefix is one of
+            :data:`PAPERS`.
+        statement: the claim in one sentence, as the paper (or the chapter) makes it.
+        paper: the paper's value (a number or text, e.g. ``"< 1.5 cm"``).
+        ours: our measured value.
+        criterion: how ``holds`` was decided, e.g. ``"|mu - mu*| / mu* <= 1 %"``.
+        holds: whether our value meets the criterion.
+        scale: the scale the chapter ran at.
+        section: the MyST label (``(label)=``) of the chapter section that checks the claim;
+            the report links to it.
+        why: for a claim that does not hold, one sentence saying why (required then, and
+            refused for a claim that holds).
+    """
     if not isinstance(id, str) or not _ID_PATTERN.match(id):
         raise ValueError(
             f"id must look like '<paper>-<words>' with <paper> one of {', '.join(PAPERS)} "
@@ -128,34 +143,17 @@ def make_claim(
     )
 
 
-def record_claim(
-    id: str,
-    statement: str,
-    paper: object,
-    ours: object,
-    criterion: str,
-    holds: bool,
-    scale: str,
-    section: str,
-    why: str = "",
-) -> Claim:
-    """Record a reproduced claim and show it in the chapter.
+def record_claim(*args: Any, **fields: Any) -> Claim:
+    """Record a reproduced claim and show it in the chapter; the fields are those of
+    :func:`make_claim` (validated there)."""
+    return show_claim(make_claim(*args, **fields))
 
-    Args:
-        id: ``<paper>-<words>``, e.g. ``song2020-rigid-matches-lcp``; the prefix is one of
-            :data:`PAPERS`.
-        statement: the claim in one sentence, as the paper (or the chapter) makes it.
-        paper: the paper's value (a number or text, e.g. ``"< 1.5 cm"``).
-        ours: our measured value.
-        criterion: how ``holds`` was decided, e.g. ``"|mu - mu*| / mu* <= 1 %"``.
-        holds: whether our value meets the criterion.
-        scale: the scale the chapter ran at.
-        section: the MyST label (``(label)=``) of the chapter section that checks the claim;
-            the report links to it.
-        why: for a claim that does not hold, one sentence saying why (required then, and
-            refused for a claim that holds).
-    """
-    claim = make_claim(id, statement, paper, ours, criterion, holds, scale, section, why)
+
+def show_claim(claim: Claim) -> Claim:
+    """Show ``claim`` in the chapter as a short Markdown line that carries it in its metadata
+    (under :data:`CLAIM_KEY`, where the book runner collects it)."""
+    if not isinstance(claim, Claim):
+        raise TypeError(f"claim must be a Claim, got {type(claim).__name__}")
     from IPython.display import display
 
     verdict = "holds" if claim.holds else "does not hold"
@@ -175,7 +173,7 @@ def record_claim(
 
 @dataclass(frozen=True)
 class Verdict:
-    """A claim as a chapter's driver judges it: every field of :func:`record_claim` but the
+    """A claim as a chapter's driver judges it: every field of :func:`make_claim` but the
     scale and the section, which the chapter gives, and ``numbers``: name → value of what the
     chapter's prose glues about it (:func:`physid.book.display.glue_number`)."""
 
@@ -195,7 +193,7 @@ class Verdict:
 
 
 def record(verdict: Verdict, scale: str, section: str) -> Claim:
-    """Glue ``verdict.numbers`` and record its claim (:func:`record_claim`) in one call."""
+    """Glue ``verdict.numbers`` and show its claim (:func:`show_claim`) in one call."""
     from physid.book.display import glue_number
 
     if not isinstance(verdict, Verdict):
@@ -203,8 +201,7 @@ def record(verdict: Verdict, scale: str, section: str) -> Claim:
     claim = verdict.claim(scale, section)  # validated before anything is glued
     for name, value in verdict.numbers.items():
         glue_number(name, value)
-    return record_claim(claim.id, claim.statement, claim.paper, claim.ours, claim.criterion,
-                        claim.holds, claim.scale, claim.section, claim.why)
+    return show_claim(claim)
 
 
 def claims_from_notebook(nb: Any, chapter: str) -> list[Claim]:
