@@ -66,8 +66,8 @@ def newton_claim(studies: Sequence[ImpactStudy], own: Sequence[ImpactStudy], mu:
 
 def equality_claim(equality: Mapping[str, float], fraction: float = 0.95) -> Verdict:
     """Eq. (6)'s equality f^r_n = e f^c_n holds at a ``fraction`` of the pressed contacts with
-    a large e and a small compensation velocity (:func:`~physid.contact.chapters.
-    contact_model.poisson_equality`)."""
+    a large e and a small compensation velocity
+    (:func:`~physid.contact.chapters.contact_model.poisson_equality`)."""
     large = equality["large equality fraction"]
     holds = large >= fraction
     return Verdict(

@@ -40,7 +40,8 @@ RIGID_TOLERANCE = 1e-6
 #: The largest relative deviation from v²/(2μg) that the Coulomb claim accepts (the time step
 #: alone moves the stopping point by μgΔt/v₀, 0.5 % at the chapter's settings).
 COULOMB_TOLERANCE = 0.01
-#: The claim-id suffix of each friction model of :data:`FRICTION_MODELS`.
+#: The claim-id suffix of each friction model of
+#: :data:`~physid.pushing.chapters.pushing_lcp.FRICTION_MODELS`.
 MODEL_CLAIM_IDS = dict(zip(FRICTION_MODELS, ("4-directions", "16-directions", "isotropic"),
                            strict=True))
 
@@ -133,8 +134,9 @@ def _gap_why(model: str, gaps: Sequence[BulletGap]) -> str:
 
 def bullet_claim(model: str, gaps: Sequence[BulletGap]) -> Verdict:
     """With the true parameters and the friction ``model``, the engine predicts pybullet's cell
-    positions within the paper's identification accuracy (:data:`PAPER_ACCURACY`): the mean
-    final cell error over every push of ``gaps`` (:func:`bullet_gap`)."""
+    positions within the paper's identification accuracy
+    (:data:`~physid.pushing.chapters.pushing_lcp.PAPER_ACCURACY`): the mean final cell error
+    over every push of ``gaps`` (:func:`~physid.pushing.chapters.pushing_lcp.bullet_gap`)."""
     check_choice("model", model, list(FRICTION_MODELS))
     if not gaps or not all(isinstance(g, BulletGap) and model in g.errors for g in gaps):
         raise ValueError(f"gaps must be a non-empty list of BulletGap with {model!r}, got {gaps!r}")
