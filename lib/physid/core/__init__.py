@@ -4,6 +4,9 @@ benchmarks, threads, progress bars, and the contracts the parts implement.
 * :mod:`~physid.core.validate`: checks of arguments at the public entry points;
 * :mod:`~physid.core.constants`: physical constants (one ``GRAVITY``);
 * :mod:`~physid.core.scales`: the run sizes per ``SCALE``;
+* :mod:`~physid.core.registry`: the one registry pattern (every kind of thing by name);
+* :mod:`~physid.core.seeds`: random streams that follow names, not positions in a list;
+* :mod:`~physid.core.target`: the ``Target`` every estimator works on, and its ``Limits``;
 * :mod:`~physid.core.sweeps`: independent jobs through joblib, cached on disk by code version;
 * :mod:`~physid.core.bench`: interleaved timing for ``benchmarks/``;
 * :mod:`~physid.core.threads`: one torch thread per job;
