@@ -410,7 +410,7 @@ def test_add_noise_refuses_a_bad_level(std):
 @pytest.mark.parametrize(
     "make, error, name",
     [
-        (lambda: ex.sizes("huge"), ValueError, "SCALE"),
+        (lambda: ex.SIZES["huge"], ValueError, "SCALE"),
         (lambda: ex.run_tasks((1, 0), seed=0), ValueError, "n"),
         (lambda: ex.run_tasks((1, -1, 0), seed=0), ValueError, r"n\[1\]"),
         (lambda: ex.run_tasks((1, 0, 0), seed=None), ValueError, "seed"),

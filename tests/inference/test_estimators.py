@@ -8,11 +8,11 @@ import torch
 
 from physid.inference.base import REGISTRY, History
 from physid.inference.chapters.inference_synthetic import (
+    SIZES,
     compare_estimators,
     length_limits,
     point_mass_model,
     simulate_references,
-    sizes,
 )
 from physid.inference.estimators import ESTIMATORS, make_estimator
 from physid.inference.likelihood import GaussianTarget, TrajectoryLikelihood
@@ -160,7 +160,7 @@ def test_bayessim_learns_a_posterior_near_the_truth():
 
 
 def test_sweep_through_joblib():
-    s = sizes("quick")
+    s = SIZES["quick"]
     runs = compare_estimators(s, ("SVGD", "CEM"), seeds=(0, 1), n_jobs=1)
     assert [(r.name, r.seed) for r in runs] == [("SVGD", 0), ("CEM", 0), ("SVGD", 1), ("CEM", 1)]
     assert all(np.isfinite(r.kl[-1]) and np.isfinite(r.mmd[-1]) for r in runs)
@@ -176,7 +176,7 @@ def test_multimodal_runs_are_keyed_by_label_and_the_start_is_honoured():
     )
 
     s = with_sizes(
-        sizes("quick"), n_particles=6, multimodal_iterations=2, multimodal_steps=20, windows=2
+        SIZES["quick"], n_particles=6, multimodal_iterations=2, multimodal_steps=20, windows=2
     )
     runs = (
         MultimodalRun("sum", "sum", 1.0),

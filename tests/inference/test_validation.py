@@ -55,7 +55,7 @@ def x(n: int = 4) -> torch.Tensor:
 THETA = torch.tensor([[1.5, 2.0]], dtype=F64)
 S0 = torch.tensor(ex.SIDEWAYS, dtype=F64)
 TINY = ex.with_sizes(
-    ex.sizes("quick"), n_particles=8, iterations=2, n_steps=10, windows=2, multimodal_steps=10
+    ex.SIZES["quick"], n_particles=8, iterations=2, n_steps=10, windows=2, multimodal_steps=10
 )
 
 # (entry point, bad call, expected error, a word the message must contain)
@@ -197,7 +197,7 @@ CASES = [
     ("gaussian_kl", lambda: gaussian_kl([0, 0], np.zeros((2, 2)), [0, 0], np.eye(2)),
      ValueError, "cov_p"),
     # experiment drivers
-    ("sizes", lambda: ex.sizes("huge"), ValueError, "SCALE"),
+    ("sizes", lambda: ex.SIZES["huge"], ValueError, "SCALE"),
     ("Sizes", lambda: ex.with_sizes(TINY, n_particles=0), ValueError, "n_particles"),
     ("Sizes", lambda: ex.with_sizes(TINY, iterations=2.5), TypeError, "iterations"),
     ("Sizes", lambda: ex.with_sizes(TINY, windows=3), ValueError, "windows"),

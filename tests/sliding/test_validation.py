@@ -229,7 +229,7 @@ def test_bad_argument_is_refused_and_named(function, valid, argument, value, err
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: sliding.sizes("huge"), ValueError, "SCALE must be one of"),
+        (lambda: sliding.SIZES["huge"], ValueError, "SCALE must be one of"),
         (lambda: sliding.bullet_slide(mu_box=5.0, mu_plane=3.0), ValueError, "mu_box \\* mu_plane"),
         (lambda: sliding.bullet_slide(duration=1e-4), ValueError, "duration must cover"),
         (lambda: sliding.loss_landscape(DATA, 0.5, 0.1, 10), ValueError, "mu_max must exceed"),

@@ -36,7 +36,7 @@ import torch
 from physid.core.constants import GRAVITY
 from physid.core.progress import progress as progress_bar
 from physid.core.quiet_bullet import import_pybullet
-from physid.core.scales import select
+from physid.core.scales import Sizes, SizeTable
 from physid.core.validate import (
     check_array,
     check_count,
@@ -59,7 +59,7 @@ LR_FINAL_FRACTION = 0.01
 
 
 @dataclass(frozen=True)
-class SlideSizes:
+class SlideSizes(Sizes):
     """Run sizes of the sliding-box tutorial (it has no paper sizes: ``paper`` = ``default``).
 
     ``fit_iterations``: Adam steps of :func:`fit_friction`; ``landscape_points``: values of μ in
@@ -72,16 +72,12 @@ class SlideSizes:
     bullet_gradient_points: int
 
 
-SIZES = {
-    "quick": SlideSizes(fit_iterations=150, landscape_points=101, bullet_gradient_points=7),
-    "default": SlideSizes(fit_iterations=400, landscape_points=401, bullet_gradient_points=20),
-    "paper": SlideSizes(fit_iterations=400, landscape_points=401, bullet_gradient_points=20),
-}
-
-
-def sizes(scale: str) -> SlideSizes:
-    """The :class:`SlideSizes` of ``scale`` (ValueError for an unknown scale)."""
-    return select(SIZES, scale, "sliding-box tutorial")
+SIZES = SizeTable(
+    "sliding-box tutorial",
+    quick=SlideSizes(fit_iterations=150, landscape_points=101, bullet_gradient_points=7),
+    default=SlideSizes(fit_iterations=400, landscape_points=401, bullet_gradient_points=20),
+    paper=SlideSizes(fit_iterations=400, landscape_points=401, bullet_gradient_points=20),
+)
 
 
 @dataclass(frozen=True)

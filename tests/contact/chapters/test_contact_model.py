@@ -19,10 +19,10 @@ def runs():
 
 def test_sizes_cover_every_scale():
     for scale in SCALES:
-        assert ex.sizes(scale).data[0] >= 1
-    assert ex.sizes("default").data == (800, 100, 100)
+        assert ex.SIZES[scale].data[0] >= 1
+    assert ex.SIZES["default"].data == (800, 100, 100)
     with pytest.raises(ValueError, match="SCALE must be one of"):
-        ex.sizes("huge")
+        ex.SIZES["huge"]
 
 
 def test_runs_record_their_contact_events(runs):

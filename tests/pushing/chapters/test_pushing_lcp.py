@@ -215,4 +215,4 @@ def test_bullet_gap_rejects_no_pushes():
     with pytest.raises(TypeError, match="models"):
         ex.bullet_gap(("hammer",), 1, 0.5, seed=0, models="4 directions")
     with pytest.raises(ValueError, match="SCALE"):
-        ex.sizes("huge")
+        ex.SIZES["huge"]

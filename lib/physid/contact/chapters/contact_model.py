@@ -29,7 +29,7 @@ from physid.contact.mechanics import kinetic_energy
 from physid.contact.model import ContactModel, ContactSpace, SolverLog
 from physid.contact.tasks import TASK_NAMES, make_task
 from physid.core.progress import progress as progress_bar
-from physid.core.scales import select
+from physid.core.scales import Sizes, SizeTable
 from physid.core.validate import (
     check_count,
     check_in_range,
@@ -45,8 +45,14 @@ NOISE_LEVELS = (0.01, 0.05)
 GALLERY = (("BP5", "BP5-e"), ("BD5", None), ("CP3", "CP3-e"), ("Gyro", "Gyro-e"), ("Rope", None))
 
 
+def _check_split(name: str, n) -> tuple[int, int, int]:
+    if not isinstance(n, tuple | list) or len(n) != 3:
+        raise ValueError(f"{name} must be (train, validation, test) trajectory counts, got {n!r}")
+    return tuple(check_count(f"{name}[{i}]", value, minimum=0) for i, value in enumerate(n))
+
+
 @dataclass(frozen=True)
-class ContactSizes:
+class ContactSizes(Sizes):
     """Run sizes of the contact chapter.
 
     Attributes:
@@ -68,6 +74,16 @@ class ContactSizes:
     timing_repeat: int
     timing_window: float
 
+    def check(self) -> None:
+        for name in ("data", "lcp_data"):
+            object.__setattr__(self, name, _check_split(name, getattr(self, name)))
+        batches = tuple(
+            check_count(f"timing_batches[{i}]", b) for i, b in enumerate(self.timing_batches)
+        )
+        object.__setattr__(self, "timing_batches", batches)
+        if self.timing_repeat < 5:
+            raise ValueError(f"timing_repeat must be at least 5, got {self.timing_repeat!r}")
+
 
 _FULL = ContactSizes(
     data=(800, 100, 100),
@@ -79,8 +95,9 @@ _FULL = ContactSizes(
     timing_window=0.5,
 )
 
-SIZES = {
-    "quick": ContactSizes(
+SIZES = SizeTable(
+    "contact-model chapter",
+    quick=ContactSizes(
         data=(16, 4, 4),
         lcp_data=(8, 2, 2),
         compare_samples=6,
@@ -90,14 +107,9 @@ SIZES = {
         timing_window=0.05,
     ),
     # The paper's data sizes (800/100/100 per task) are cheap enough to be the default.
-    "default": _FULL,
-    "paper": _FULL,
-}
-
-
-def sizes(scale: str) -> ContactSizes:
-    """The :class:`ContactSizes` of ``scale`` (ValueError for an unknown scale)."""
-    return select(SIZES, scale, "contact-model chapter")
+    default=_FULL,
+    paper=_FULL,
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,17 +125,11 @@ class TaskRun:
     seconds: float
 
 
-def _check_sizes(name: str, n) -> tuple[int, int, int]:
-    if not isinstance(n, tuple | list) or len(n) != 3:
-        raise ValueError(f"{name} must be (train, validation, test) trajectory counts, got {n!r}")
-    return tuple(check_count(f"{name}[{i}]", value, minimum=0) for i, value in enumerate(n))
-
-
 def run_tasks(
     n: tuple[int, int, int], seed: int, names=TASK_NAMES, progress: bool = True
 ) -> dict[str, TaskRun]:
     """Generate the CM data set of every task in ``names``, recording its contact events."""
-    n = _check_sizes("n", n)
+    n = _check_split("n", n)
     seed = check_seed("seed", seed)
     runs = {}
     for offset, name in enumerate(progress_bar(names, desc="tasks", disable=not progress)):
@@ -138,7 +144,7 @@ def robustness_data(
     n: tuple[int, int, int], seed: int, progress: bool = True
 ) -> dict[str, dict[str, datasets.TaskData]]:
     """LCP-generated data of :data:`ROBUSTNESS_TASKS`, clean and with each noise level."""
-    n = _check_sizes("n", n)
+    n = _check_split("n", n)
     seed = check_seed("seed", seed)
     out = {}
     for offset, name in enumerate(

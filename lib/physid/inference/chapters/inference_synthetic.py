@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from physid.core.scales import check_sizes, expect_sizes, select
+from physid.core.scales import Sizes, SizeTable, expect_sizes
 from physid.core.target import Limits
 from physid.core.threads import one_torch_thread
 from physid.core.validate import check_array, check_choice, check_count, check_positive, check_seed
@@ -33,7 +33,7 @@ from physid.inference.svgd import RBFKernel
 
 
 @dataclass(frozen=True)
-class Sizes:
+class SyntheticSizes(Sizes):
     """Run sizes of the chapter (see :data:`SIZES`); an estimator's own run length and
     options per scale are registered with it (:func:`estimator_settings`)."""
 
@@ -52,8 +52,7 @@ class Sizes:
     n_jobs: int = 1
     compiled: bool = True
 
-    def __post_init__(self) -> None:
-        check_sizes(self, skip=("seeds",))
+    def check(self) -> None:
         object.__setattr__(self, "seeds", _check_seeds(self.seeds))
         if self.n_steps % self.windows:
             raise ValueError(
@@ -79,10 +78,12 @@ def _check_jobs(n_jobs: int) -> int:
     return int(n_jobs)
 
 
-#: Sizes per scale. ``paper`` has 100 particles and 2,000 iterations as in the paper (NUTS' and
-#: BayesSim's own run lengths are registered with them); ``default`` fits in minutes on 2 cores.
-SIZES: dict[str, Sizes] = {
-    "quick": Sizes(
+#: Sizes per scale. ``paper`` has 100 particles and 2,000 iterations as in the paper (NUTS'
+#: and BayesSim's own run lengths are registered with them); ``default`` fits in minutes on
+#: 2 cores.
+SIZES = SizeTable(
+    "inference_synthetic",
+    quick=SyntheticSizes(
         scale="quick",
         n_particles=16,
         iterations=12,
@@ -97,7 +98,7 @@ SIZES: dict[str, Sizes] = {
         n_jobs=1,
         compiled=False,
     ),
-    "default": Sizes(
+    default=SyntheticSizes(
         scale="default",
         n_particles=100,
         iterations=500,
@@ -111,7 +112,7 @@ SIZES: dict[str, Sizes] = {
         landscape_points=61,
         n_jobs=2,
     ),
-    "paper": Sizes(
+    paper=SyntheticSizes(
         scale="paper",
         n_particles=100,
         iterations=2000,
@@ -126,12 +127,7 @@ SIZES: dict[str, Sizes] = {
         seeds=(0, 1, 2),
         n_jobs=2,
     ),
-}
-
-
-def sizes(scale: str) -> Sizes:
-    """The :class:`Sizes` of ``scale``."""
-    return select(SIZES, scale, "inference_synthetic")
+)
 
 
 #: The mean (m) of the Gaussian over the link lengths of the synthetic experiment. Its spread
@@ -234,9 +230,9 @@ class SyntheticProblem:
 
 
 
-def synthetic_problem(s: Sizes, seed: int = 0) -> SyntheticProblem:
+def synthetic_problem(s: SyntheticSizes, seed: int = 0) -> SyntheticProblem:
     """Reference trajectories from ``n_references`` draws of the truth Gaussian."""
-    s = expect_sizes(s, Sizes)
+    s = expect_sizes(s, SyntheticSizes)
     rng = np.random.default_rng(check_seed("seed", seed))
     mean, cov = np.asarray(TRUTH_MEAN), truth_covariance()
     theta_refs = rng.multivariate_normal(mean, cov, s.n_references)
@@ -262,7 +258,9 @@ class EstimatorSettings:
 SHOOTING = ("registered", "single", "multiple")
 
 
-def estimator_settings(name: str, s: Sizes, shooting: str = "registered") -> EstimatorSettings:
+def estimator_settings(
+    name: str, s: SyntheticSizes, shooting: str = "registered"
+) -> EstimatorSettings:
     """The iterations, shooting windows, target options and estimator options of ``name`` at
     sizes ``s`` (anything with a ``scale``, ``iterations`` and ``windows``), from its
     registration (:data:`physid.inference.base.REGISTRY`).
@@ -338,7 +336,7 @@ def evaluate(problem: SyntheticProblem, theta: np.ndarray) -> tuple[float, float
 
 
 def run_estimator(
-    name: str, s: Sizes, seed: int = 0, problem_seed: int = 0, progress: bool = False
+    name: str, s: SyntheticSizes, seed: int = 0, problem_seed: int = 0, progress: bool = False
 ) -> EstimatorRun:
     """Run one estimator on the synthetic problem and evaluate every snapshot (one thread)."""
     settings = estimator_settings(name, s)
@@ -369,7 +367,7 @@ def run_estimator(
 
 
 def compare_estimators(
-    s: Sizes,
+    s: SyntheticSizes,
     names: tuple[str, ...],
     seeds: tuple[int, ...] | None = None,
     n_jobs: int = 1,
@@ -382,7 +380,7 @@ def compare_estimators(
     """
     from joblib import Parallel, delayed
 
-    s = expect_sizes(s, Sizes)
+    s = expect_sizes(s, SyntheticSizes)
     if isinstance(names, str) or not names:
         raise ValueError(f"names must be a non-empty sequence of estimator names, got {names!r}")
     names = tuple(check_choice("names", name, tuple(ESTIMATORS)) for name in names)
@@ -417,14 +415,16 @@ class Landscape:
 
 
 def likelihood_landscape(
-    s: Sizes, windows: tuple[int, ...] = (1, 2, 10), truth: tuple[float, float] = TRUTH_MEAN
+    s: SyntheticSizes,
+    windows: tuple[int, ...] = (1, 2, 10),
+    truth: tuple[float, float] = TRUTH_MEAN,
 ) -> Landscape:
     """The log-likelihood of one reference from ``truth`` over a grid of the prior box.
 
     For multiple shooting the shooting states sit on the reference (the data), so the surface
     shows what the parameters alone do to the fit within each window.
     """
-    s = expect_sizes(s, Sizes)
+    s = expect_sizes(s, SyntheticSizes)
     if isinstance(windows, int) or not windows:
         raise ValueError(f"windows must be a non-empty sequence of window counts, got {windows!r}")
     windows = tuple(check_count("windows", w) for w in windows)
@@ -488,9 +488,9 @@ MULTIMODAL_RUNS: tuple[MultimodalRun, ...] = (
     MultimodalRun("sum, started on reference 1", "sum", 1.0, "reference 0"),
 )
 
-def multimodal_target(s: Sizes, combine: str) -> TrajectoryLikelihood:
+def multimodal_target(s: SyntheticSizes, combine: str) -> TrajectoryLikelihood:
     """The two-reference target of the multimodal experiment (CSVGD's defect constraints)."""
-    s = expect_sizes(s, Sizes)
+    s = expect_sizes(s, SyntheticSizes)
     model = point_mass_model(compiled=s.compiled)
     refs = simulate_references(model, np.asarray(MODES), s.multimodal_steps)
     return TrajectoryLikelihood(
@@ -504,7 +504,7 @@ def multimodal_target(s: Sizes, combine: str) -> TrajectoryLikelihood:
     )
 
 
-def _multimodal_run(run: MultimodalRun, s: Sizes, seed: int) -> EstimatorRun:
+def _multimodal_run(run: MultimodalRun, s: SyntheticSizes, seed: int) -> EstimatorRun:
     with one_torch_thread():
         target = multimodal_target(s, run.combine)
         x0 = None
@@ -534,7 +534,7 @@ def _multimodal_run(run: MultimodalRun, s: Sizes, seed: int) -> EstimatorRun:
 
 
 def multimodal_experiment(
-    s: Sizes,
+    s: SyntheticSizes,
     seed: int = 0,
     n_jobs: int = 1,
     radius: float = 0.4,
@@ -543,7 +543,7 @@ def multimodal_experiment(
     """CSVGD on the two references, one ``joblib`` job per run of ``runs`` (keyed by label)."""
     from joblib import Parallel, delayed
 
-    s = expect_sizes(s, Sizes)
+    s = expect_sizes(s, SyntheticSizes)
     seed = check_seed("seed", seed)
     n_jobs = _check_jobs(n_jobs)
     radius = check_positive("radius", radius)
@@ -559,6 +559,6 @@ def multimodal_experiment(
     return MultimodalResult(np.asarray(MODES), refs, dict(zip(labels, done, strict=True)), radius)
 
 
-def with_sizes(s: Sizes, **changes) -> Sizes:
+def with_sizes(s: SyntheticSizes, **changes) -> SyntheticSizes:
     """``s`` with some fields replaced (for tests and what-ifs)."""
     return replace(s, **changes)

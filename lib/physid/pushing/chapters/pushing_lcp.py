@@ -20,7 +20,7 @@ import torch
 from joblib import Parallel, delayed
 
 from physid.core.constants import GRAVITY
-from physid.core.scales import select
+from physid.core.scales import Sizes, SizeTable
 from physid.core.threads import one_torch_thread
 from physid.core.validate import check_choice, check_count, check_number, check_positive, check_seed
 from physid.pushing.bullet import simulate_bullet
@@ -61,7 +61,7 @@ FRICTION_MODELS = {
 
 
 @dataclass(frozen=True)
-class PushingSizes:
+class PushingSizes(Sizes):
     """Run sizes of the chapter: random pushes per object and push durations (s) against
     pybullet, pushes and duration of the comparison of the two formulations, and the joblib
     workers of :func:`bullet_gap` (one object each)."""
@@ -74,16 +74,12 @@ class PushingSizes:
 
 
 #: Run sizes per scale.
-SIZES = {
-    "quick": PushingSizes(pushes_per_object=2, duration=0.5, lcp_pushes=1, lcp_duration=0.2),
-    "default": PushingSizes(pushes_per_object=8, duration=1.0, lcp_pushes=2, lcp_duration=1.0),
-    "paper": PushingSizes(pushes_per_object=16, duration=1.0, lcp_pushes=4, lcp_duration=1.0),
-}
-
-
-def sizes(scale: str) -> PushingSizes:
-    """The :class:`PushingSizes` of ``scale`` (ValueError for an unknown scale)."""
-    return select(SIZES, scale, "pushing chapter")
+SIZES = SizeTable(
+    "pushing chapter",
+    quick=PushingSizes(pushes_per_object=2, duration=0.5, lcp_pushes=1, lcp_duration=0.2),
+    default=PushingSizes(pushes_per_object=8, duration=1.0, lcp_pushes=2, lcp_duration=1.0),
+    paper=PushingSizes(pushes_per_object=16, duration=1.0, lcp_pushes=4, lcp_duration=1.0),
+)
 
 
 def sample_times(duration: float) -> np.ndarray:
