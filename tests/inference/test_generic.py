@@ -16,7 +16,7 @@ import torch
 
 from physid.core.simulator import Simulator
 from physid.core.target import Limits
-from physid.inference.base import REGISTRY, Estimator, Scaled, Tensor, register
+from physid.inference.base import REGISTRY, Estimator, Scaled, Tensor, paper_order, register
 from physid.inference.chapters import inference_synthetic as ex
 from physid.inference.estimators import ESTIMATORS, make_estimator
 from physid.inference.likelihood import GaussianTarget, TrajectoryLikelihood
@@ -259,7 +259,7 @@ class Stay(Estimator):
 
 def test_registering_an_estimator_makes_it_appear_everywhere():
     s = ex.with_sizes(
-        ex.sizes("quick"), n_particles=8, n_steps=10, windows=2, multimodal_steps=10,
+        ex.SIZES["quick"], n_particles=8, n_steps=10, windows=2, multimodal_steps=10,
         truth_samples=50,
     )
     assert "Stay" not in ESTIMATORS
@@ -281,6 +281,15 @@ def test_registering_an_estimator_makes_it_appear_everywhere():
         np.testing.assert_array_equal(run.theta[0], run.theta[-1])
         with pytest.raises(ValueError, match=r"\bname\b"):
             register("Stay")
+        assert paper_order()[-1] == "Stay"  # the paper does not run it: last
+        with pytest.raises(ValueError, match="paper_order 0 is CSVGD's"):
+            register("Other", paper_order=0)
+        with pytest.raises(ValueError, match="paper_order"):
+            register("Other", paper_order=-1)
     finally:
         REGISTRY.remove("Stay")
     assert "Stay" not in ESTIMATORS and "Stay" not in ex.OPTIONS
+
+
+def test_paper_order_is_the_papers_table_order():
+    assert paper_order() == ("CSVGD", "SVGD", "Emcee", "SGLD", "NUTS", "CEM", "BayesSim")

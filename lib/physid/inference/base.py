@@ -233,6 +233,7 @@ class EstimatorSpec:
     scales: Mapping[str, Scaled]
     multiple_shooting: bool
     smoke: Mapping[str, object]
+    paper_order: int | None = None
 
     def at(self, scale: str) -> Scaled:
         """The run length and options at ``scale``: the hyperparameters, then the scale's."""
@@ -242,6 +243,18 @@ class EstimatorSpec:
 
 #: Every registered estimator by name, in the order of registration (the chapter's order).
 REGISTRY: Registry[EstimatorSpec] = Registry("estimator", EstimatorSpec)
+
+
+def paper_order() -> tuple[str, ...]:
+    """Every registered estimator's name, in the order of the paper's tables and Fig. 16
+    (``paper_order`` of :func:`register`); those without one follow in registration order."""
+    specs = list(REGISTRY.values())
+    ranked = sorted(
+        range(len(specs)),
+        key=lambda i: (specs[i].paper_order is None, specs[i].paper_order or 0, i),
+    )
+    return tuple(specs[i].name for i in ranked)
+
 
 def _check_options(name: str, options: Mapping[str, object] | None) -> Mapping[str, object]:
     if options is None:
@@ -258,6 +271,7 @@ def register(
     scales: Mapping[str, Scaled] | None = None,
     multiple_shooting: bool = False,
     smoke: Mapping[str, object] | None = None,
+    paper_order: int | None = None,
 ) -> Callable[[type[Estimator]], type[Estimator]]:
     """A class decorator that registers an :class:`Estimator` under ``name`` (and sets its
     ``name``).
@@ -270,6 +284,8 @@ def register(
         multiple_shooting: runs on the multiple-shooting likelihood with the defects as
             constraints (CSVGD); otherwise on single shooting.
         smoke: options for a smoke run of a few particles and steps (the tests).
+        paper_order: the estimator's place in the paper's tables and Fig. 16 (0 first), the
+            order of :func:`paper_order`; None for one the paper does not run.
 
     ValueError for a name already registered; TypeError for a class that is not an
     :class:`Estimator` or is registered already.
@@ -289,6 +305,11 @@ def register(
             raise TypeError(f"scales[{scale!r}] must be a Scaled, got {scaled!r}")
     if not isinstance(multiple_shooting, bool):
         raise TypeError(f"multiple_shooting must be True or False, got {multiple_shooting!r}")
+    if paper_order is not None:
+        paper_order = check_count("paper_order", paper_order, minimum=0)
+        taken = [spec.name for spec in REGISTRY.values() if spec.paper_order == paper_order]
+        if taken:
+            raise ValueError(f"paper_order {paper_order} is {taken[0]}'s already")
 
     def decorator(cls: type[Estimator]) -> type[Estimator]:
         if not (isinstance(cls, type) and issubclass(cls, Estimator)):
@@ -298,7 +319,8 @@ def register(
         cls.name = name
         REGISTRY.add(
             EstimatorSpec(
-                name, cls, options, MappingProxyType(dict(scales)), multiple_shooting, smoke
+                name, cls, options, MappingProxyType(dict(scales)), multiple_shooting, smoke,
+                paper_order,
             )
         )
         return cls

@@ -37,7 +37,7 @@ from physid.inference.statistics import DEFAULT_LAGS, STATISTICS, features
 from physid.inference.svgd import CSVGD, SVGD  # noqa: F401 - registers them, first
 
 
-@register("SGLD", options={"stepsize": 3e-3})
+@register("SGLD", options={"stepsize": 3e-3}, paper_order=3)
 class SGLD(ChainEstimator):
     """Preconditioned SGLD: ``x ← x + ε/2 G ∇log p + N(0, ε G)``, ``G`` from RMSprop.
 
@@ -73,7 +73,7 @@ class SGLD(ChainEstimator):
         self._accept(self.target.project(x[None])[0])
 
 
-@register("CEM", options={"components": 3, "elite_fraction": 0.2})
+@register("CEM", options={"components": 3, "elite_fraction": 0.2}, paper_order=5)
 class CEM(Estimator):
     """The cross-entropy method: sample a Gaussian mixture, refit it to the elite fraction.
 
@@ -132,7 +132,7 @@ class CEM(Estimator):
         return self.x
 
 
-@register("Emcee")
+@register("Emcee", paper_order=2)
 class Emcee(Estimator):
     """``emcee``'s ensemble sampler; the walkers are the particles.
 
@@ -188,6 +188,7 @@ class Emcee(Estimator):
 
 @register(
     "NUTS",
+    paper_order=4,
     scales={
         "quick": Scaled(6, {"warmup_steps": 3, "max_tree_depth": 3}),
         "default": Scaled(150, {"warmup_steps": 50, "max_tree_depth": 4}),
@@ -291,6 +292,7 @@ class _MDN(torch.nn.Module):
 
 @register(
     "BayesSim",
+    paper_order=6,
     options={"every": 20},
     scales={  # iterations: training epochs; the paper's runs: 10,000 simulations, 3,000 epochs
         "quick": Scaled(12, {"n_simulations": 200}),

@@ -111,7 +111,7 @@ def svgd_direction(x: Tensor, grad_logp: Tensor, kernel: Kernel | None = None) -
     return (attraction + repulsion) / x.shape[0]
 
 
-@register("SVGD", options={"stepsize": 0.02})
+@register("SVGD", options={"stepsize": 0.02}, paper_order=1)
 class SVGD(Estimator):
     """SVGD on ``target.log_density``; particles are projected into the limits after each step.
 
@@ -149,6 +149,7 @@ class SVGD(Estimator):
 
 @register(
     "CSVGD",
+    paper_order=0,
     options={"stepsize": 0.02, "penalty": 1.0, "multiplier_stepsize": 0.1},
     multiple_shooting=True,
 )
