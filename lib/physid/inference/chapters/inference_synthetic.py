@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -258,22 +259,34 @@ class EstimatorSettings:
 SHOOTING = ("registered", "single", "multiple")
 
 
+@runtime_checkable
+class RunLength(Protocol):
+    """What :func:`estimator_settings` reads of a chapter's sizes: the scale, the iterations of
+    an estimator that registers none of its own, and the multiple-shooting windows."""
+
+    @property
+    def scale(self) -> str: ...
+
+    @property
+    def iterations(self) -> int: ...
+
+    @property
+    def windows(self) -> int: ...
+
+
 def estimator_settings(
-    name: str, s: SyntheticSizes, shooting: str = "registered"
+    name: str, s: RunLength, shooting: str = "registered"
 ) -> EstimatorSettings:
     """The iterations, shooting windows, target options and estimator options of ``name`` at
-    sizes ``s`` (anything with a ``scale``, ``iterations`` and ``windows``), from its
-    registration (:data:`physid.inference.base.REGISTRY`).
+    sizes ``s`` (a :class:`RunLength`), from its registration
+    (:data:`physid.inference.base.REGISTRY`).
 
     On multiple shooting (``s.windows`` windows) an estimator registered for it (CSVGD) holds
     the defects as constraints; every other estimator sees them through the Gaussian defect
     likelihood of Eq. (inf-ms), as the paper does for its Table II.
     """
-    for attribute in ("scale", "iterations", "windows"):
-        if not hasattr(s, attribute):
-            raise TypeError(
-                f"s must be a sizes object with a scale, iterations and windows, got {s!r}"
-            )
+    if not isinstance(s, RunLength):
+        raise TypeError(f"s must be sizes with a scale, iterations and windows, got {s!r}")
     spec = REGISTRY.get(name, "name")
     shooting = check_choice("shooting", shooting, SHOOTING)
     scaled = spec.at(s.scale)
