@@ -78,7 +78,14 @@ from physid.pushing.finger import (
     check_finger,
 )
 from physid.pushing.objects import CellObject, check_frictions, check_masses, check_object
-from physid.pushing.pushes import Push, check_reachable, finger_start
+from physid.pushing.pushes import (
+    MAX_PUSH_ANGLE,
+    MIN_CLEARANCE,
+    Push,
+    _finger_start,
+    _reachable,
+    finger_start,
+)
 from physid.pushing.simulate import Trajectory, sample_indices
 
 __all__ = [
@@ -189,13 +196,21 @@ def create_object(
 
     Frictions above :data:`MAX_FRICTION` (Bullet's clamp of 10 on the combined coefficient)
     are refused; so are objects of more than ``MAX_LINKS − 1`` cells."""
-    p = import_pybullet()
     check_object(obj)
     _check_links(obj)
     _check_finger(finger)
-    k = len(obj)
     m = _numpy("masses", masses, obj.masses)
     mu = _numpy("frictions", frictions, obj.frictions)
+    return _create_object(client, obj, m, mu, finger)
+
+
+def _create_object(
+    client: int, obj: CellObject, m: np.ndarray, mu: np.ndarray, finger: Finger
+) -> int:
+    """:func:`create_object` of arguments already checked: masses ``m`` and frictions ``mu``
+    (k,) as numpy arrays (:func:`_numpy`)."""
+    p = import_pybullet()
+    k = len(obj)
     half = obj.cell_side / 2
     centres = obj.centres.cpu().numpy()
     box = p.createCollisionShape(p.GEOM_BOX, halfExtents=[half] * 3, physicsClientId=client)
@@ -246,8 +261,15 @@ def create_finger(
     """The kinematic finger of ``push``: a mass-0 upright cylinder at
     :func:`~physid.pushing.pushes.finger_start`, its bottom :data:`FINGER_LIFT` above the
     table, that collides with the skin of ``body`` and with none of its cells."""
+    return _create_finger(client, obj, body, finger_start(push, finger), finger)
+
+
+def _create_finger(
+    client: int, obj: CellObject, body: int, start: np.ndarray, finger: Finger
+) -> int:
+    """:func:`create_finger` of arguments already checked, its centre starting at ``start``
+    (:func:`~physid.pushing.pushes.finger_start`)."""
     p = import_pybullet()
-    start = finger_start(push, finger)
     shape = p.createCollisionShape(p.GEOM_CYLINDER, radius=finger.radius, height=FINGER_HEIGHT,
                                    physicsClientId=client)
     pusher = p.createMultiBody(
@@ -289,19 +311,21 @@ def _finger_contact(
     return True, float(force.sum()) * time_step, where.mean(0)
 
 
-def _one_push(obj, push, finger, indices, masses, frictions, time_step, settle_steps, gravity):
+def _one_push(obj, push, finger, indices, m, mu, time_step, settle_steps, gravity):
     """Cell positions (S, k, 2) at the step ``indices`` and the finger's touching (T,),
-    normal impulse (T,) and contact point (T, 2, object frame) over steps 1 … max(indices)."""
+    normal impulse (T,) and contact point (T, 2, object frame) over steps 1 … max(indices);
+    every argument already checked by :func:`simulate_bullet` (masses ``m`` and frictions
+    ``mu`` as numpy arrays)."""
     p = import_pybullet()
     client = p.connect(p.DIRECT)
     try:
         p.setGravity(0, 0, -gravity, physicsClientId=client)
         p.setTimeStep(time_step, physicsClientId=client)
         create_table(client)
-        body = create_object(client, obj, masses, frictions, finger)
+        body = _create_object(client, obj, m, mu, finger)
         for _ in range(settle_steps):
             p.stepSimulation(physicsClientId=client)
-        pusher = create_finger(client, obj, body, push, finger)
+        pusher = _create_finger(client, obj, body, _finger_start(push, finger), finger)
         k, wanted = len(obj), set(indices)
         recorded = {0: _cell_positions(client, body, k)} if 0 in wanted else {}
         velocity = [*push.velocity, 0.0]
@@ -385,17 +409,18 @@ def simulate_bullet(
         raise ValueError("push must be a Push or a non-empty sequence of pushes")
     if not all(isinstance(q, Push) for q in pushes):
         raise TypeError(f"push must hold only Push objects, got {pushes!r}")
-    _numpy("masses", masses, obj.masses)
-    _numpy("frictions", frictions, obj.frictions)
+    m = _numpy("masses", masses, obj.masses)
+    mu = _numpy("frictions", frictions, obj.frictions)
     _check_links(obj)
-    for q in pushes:
-        check_reachable(obj, q, finger)
-        sample_indices(sample_times, time_step, q.duration)
-    runs = []
-    for q in pushes:
+    faces = obj.exposed_faces()
+    for q in pushes:  # check_reachable's test; obj, the pushes and finger are checked above
+        _reachable(obj, faces, q, finger, MIN_CLEARANCE, MAX_PUSH_ANGLE)
+        # Checks sample_times against each push's duration; the indices are the same for all.
         indices = sample_indices(sample_times, time_step, q.duration)
-        runs.append(_one_push(obj, q, finger, indices, masses, frictions, time_step,
-                              settle_steps, gravity))
+    runs = [
+        _one_push(obj, q, finger, indices, m, mu, time_step, settle_steps, gravity)
+        for q in pushes
+    ]
     positions, touching, impulse, points, yaws = (
         np.stack(column) for column in zip(*runs, strict=True)
     )

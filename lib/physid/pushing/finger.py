@@ -110,7 +110,11 @@ def check_finger(finger: object, name: str = "finger") -> Finger:
 def face_sides(obj: CellObject) -> np.ndarray:
     """Side index (F,) of each exposed face: faces with the same inward normal, on the same line
     and touching end to end form one straight side of the outline."""
-    check_object(obj)
+    return _face_sides(check_object(obj))
+
+
+def _face_sides(obj: CellObject) -> np.ndarray:
+    """:func:`face_sides` of an ``obj`` already checked."""
     _, mids, normals = obj.exposed_faces()
     tangent = np.stack([-normals[:, 1], normals[:, 0]], 1)
     offset = np.round(np.sum(mids * normals, 1) / obj.cell_side * 2).astype(int)
@@ -151,7 +155,7 @@ class FaceGeometry:
             cell=torch.as_tensor(cells, device=like.device),
             mid=torch.as_tensor(mids, dtype=like.dtype, device=like.device),
             normal=torch.as_tensor(normals, dtype=like.dtype, device=like.device),
-            side=torch.as_tensor(face_sides(obj), device=like.device),
+            side=torch.as_tensor(_face_sides(obj), device=like.device),
             half=obj.cell_side / 2,
         )
 
@@ -230,10 +234,18 @@ def contact_events(
     and the finger's material point at the contact stays on the object's). The slip over a run
     of touching steps on one side is ``Σ (Δp·t − r Δψ)`` with ``t = ẑ × n`` along the side."""
     check_object(obj)
-    radius = check_finger(finger).radius
-    tolerance = check_positive("tolerance", tolerance)
+    check_finger(finger)
+    return _contact_events(record, obj, finger, check_positive("tolerance", tolerance))
+
+
+def _contact_events(
+    record: ContactRecord, obj: CellObject, finger: Finger, tolerance: float
+) -> ContactEvents:
+    """:func:`contact_events` with ``obj``, ``finger`` and ``tolerance`` already checked (the
+    library's own callers, :mod:`physid.pushing.observations`)."""
+    radius = finger.radius
     _, _, face_normals = obj.exposed_faces()
-    sides = face_sides(obj)
+    sides = _face_sides(obj)
     side_normal = np.zeros((int(sides.max()) + 1, 2))
     side_normal[sides] = face_normals
     if record.touching.dim() == 1:

@@ -28,7 +28,7 @@ from physid.core.seeds import name_stream
 from physid.core.sweeps import memory
 from physid.core.validate import check_choice, check_count, check_positive, check_seed, check_tensor
 from physid.pushing.bullet import BULLET_DT, simulate_bullet
-from physid.pushing.finger import FINGER, contact_events
+from physid.pushing.finger import FINGER, SLIDE_TOLERANCE, _contact_events, contact_events
 from physid.pushing.objects import OBJECT_NAMES, CellObject, check_object, load_object
 from physid.pushing.pushes import Push, random_pushes
 from physid.pushing.simulate import simulate
@@ -85,6 +85,12 @@ def fit_poses(obj: CellObject, positions: Tensor) -> Tensor:
     check_tensor("positions", positions, dtype=torch.float64)
     if positions.dim() < 2 or tuple(positions.shape[-2:]) != (k, 2):
         raise ValueError(f"positions must have shape (..., {k}, 2), got {tuple(positions.shape)}")
+    return _fit_poses(obj, positions)
+
+
+def _fit_poses(obj: CellObject, positions: Tensor) -> Tensor:
+    """:func:`fit_poses` of an ``obj`` already checked and float64 ``positions`` (..., k, 2)
+    of its cells (:func:`observe` builds them)."""
     centres = obj.centres.to(positions)  # centred on their centroid
     mean = positions.mean(-2)
     arms = positions - mean.unsqueeze(-2)
@@ -160,6 +166,8 @@ class Observations:
                        assumptions_hold=self.assumptions_hold[index])
 
 
+# joblib keys the disk cache on this function's source (docstring included): editing it
+# discards every cached pybullet run.
 def _bullet_run(name: str, cell_side: float, grid: np.ndarray, regions: tuple[str, ...],
                 pushes: tuple[Push, ...], masses: np.ndarray, frictions: np.ndarray,
                 times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -184,7 +192,7 @@ def _engine_run(obj: CellObject, pushes: tuple[Push, ...], masses: Tensor, frict
     """:func:`_bullet_run`'s results from formulation 2 instead of pybullet."""
     trajectory = simulate(obj, list(pushes), masses=masses, frictions=frictions,
                           sample_times=times)
-    events = contact_events(trajectory.contact, obj, FINGER)
+    events = _contact_events(trajectory.contact, obj, FINGER, SLIDE_TOLERANCE)
     flags = np.stack([events.slid, events.lost_contact, events.assumptions_hold], 1)
     return trajectory.positions.numpy(), flags
 
@@ -226,8 +234,8 @@ def observe(obj: CellObject, pushes: Sequence[Push], masses: Tensor, frictions: 
     raw = torch.as_tensor(raw)
     at = torch.as_tensor(np.searchsorted(steps, ticks * np.arange(n + 1)))
     positions = raw[:, at]
-    poses = fit_poses(obj, positions)
-    before = fit_poses(obj, raw[:, at[1:] - 1])
+    poses = _fit_poses(obj, positions)
+    before = _fit_poses(obj, raw[:, at[1:] - 1])
     turn = torch.remainder(poses[:, 1:, :1] - before[..., :1] + np.pi, 2 * np.pi) - np.pi
     rates = torch.cat([turn, poses[:, 1:, 1:] - before[..., 1:]], -1) / step
     twists = torch.cat([torch.zeros_like(rates[:, :1]), rates], 1)

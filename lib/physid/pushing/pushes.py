@@ -135,8 +135,11 @@ def contact_face(obj: CellObject, push: Push) -> tuple[int, np.ndarray]:
 def finger_start(push: Push, finger: Finger = FINGER) -> np.ndarray:
     """The finger's centre (2,) at the start of ``push``: one finger width (``2 × radius``)
     behind the aimed point, ``contact − 2 radius direction`` (object frame = world frame)."""
-    _check_push(push)
-    check_finger(finger)
+    return _finger_start(_check_push(push), check_finger(finger))
+
+
+def _finger_start(push: Push, finger: Finger) -> np.ndarray:
+    """:func:`finger_start` of a ``push`` and ``finger`` already checked."""
     return np.asarray(push.contact) - 2.0 * finger.radius * np.asarray(push.direction)
 
 
@@ -174,8 +177,8 @@ def _segment_square_distance(
 def _reachable(
     obj: CellObject, faces, push: Push, finger: Finger, clearance: float, max_angle: float
 ) -> tuple[int, np.ndarray]:
-    """:func:`check_reachable` given ``faces = obj.exposed_faces()``; the pushed cell and the
-    inward normal of the aimed face."""
+    """:func:`check_reachable` of arguments already checked, given ``faces =
+    obj.exposed_faces()``; the pushed cell and the inward normal of the aimed face."""
     cell, normal = _face_under(obj, faces, push)
     direction = np.asarray(push.direction)
     cosine = float(direction @ normal)
@@ -188,7 +191,7 @@ def _reachable(
         )
     centres = obj.centres.cpu().numpy()
     half = obj.cell_side / 2
-    start = finger_start(push, finger)
+    start = _finger_start(push, finger)
     gaps = _point_square_distance(start, centres, half)
     if gaps.min() < finger.radius + clearance - _SLACK:
         i = int(gaps.argmin())
@@ -320,8 +323,14 @@ class PushBatch:
     ) -> PushBatch:
         """Validate ``pushes`` against ``obj`` (they must share one duration and be reachable by
         ``finger``, :func:`check_reachable`: ValueError naming ``push``) and stack them."""
-        check_object(obj)
-        check_finger(finger)
+        return cls._from_pushes(check_object(obj), pushes, device, check_finger(finger))
+
+    @classmethod
+    def _from_pushes(
+        cls, obj: CellObject, pushes: Sequence[Push], device: torch.device | str, finger: Finger
+    ) -> PushBatch:
+        """:meth:`from_pushes` with ``obj`` and ``finger`` already checked (by
+        :func:`~physid.pushing.simulate.simulate`); ``pushes`` are checked here."""
         if not all(isinstance(q, Push) for q in pushes):
             raise TypeError(f"pushes must all be Push objects, got {list(pushes)!r}")
         if not pushes:
@@ -342,6 +351,6 @@ class PushBatch:
             contact=stack([p.contact for p in pushes]),
             normal=stack([f[1] for f in faces]),
             velocity=stack([p.velocity for p in pushes]),
-            start=stack([finger_start(p, finger) for p in pushes]),
+            start=stack([_finger_start(p, finger) for p in pushes]),
             duration=durations.pop(),
         )

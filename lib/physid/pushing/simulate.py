@@ -172,7 +172,7 @@ def simulate(
         raise TypeError(f"push must be a Push, a sequence of pushes or None, got {push!r}")
     pushes = None
     if push is not None:
-        pushes = PushBatch.from_pushes(obj, [push] if single else list(push), device, finger)
+        pushes = PushBatch._from_pushes(obj, [push] if single else list(push), device, finger)
         if duration is None:
             duration = pushes.duration
     if duration is None:
