@@ -138,7 +138,7 @@ def relative_difference(grads: dict[str, torch.Tensor], ours: str) -> float:
 def main(quick: bool = False, threads: int = THREADS) -> None:
     torch.set_num_threads(threads)
     particles = QUICK if quick else PARTICLES
-    sizes = rp.sizes("paper")
+    sizes = rp.SIZES["paper"]
     problem = rp.real_problem(sizes)
     model = {f.name: getattr(problem.model, f.name) for f in dataclasses.fields(problem.model)}
     eager = EagerPendulum(**{**model, "compiled": False})

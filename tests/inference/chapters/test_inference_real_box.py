@@ -10,7 +10,7 @@ import pytest
 from physid.inference.box import PHASE1_LIMITS, PHASE2_LIMITS, TRUE_BOX, TRUE_WEIGHTS
 from physid.inference.chapters import inference_real_box as sb
 
-QUICK = sb.sizes("quick")
+QUICK = sb.SIZES["quick"]
 TRUTH = np.array([TRUE_WEIGHTS[n] for n in PHASE2_LIMITS])
 
 
@@ -75,7 +75,7 @@ def test_mode_shares():
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
-        (lambda: sb.sizes("huge"), ValueError, "SCALE"),
+        (lambda: sb.SIZES["huge"], ValueError, "SCALE"),
         (lambda: replace(QUICK, iterations=0), ValueError, "iterations"),
         (lambda: replace(QUICK, n_jobs=0), ValueError, "n_jobs"),
         (lambda: sb.box_problem(3), ValueError, "phase"),

@@ -16,7 +16,7 @@ from physid.inference.chapters.inference_real_box import WeightRun  # noqa: E402
 
 @pytest.fixture(scope="module")
 def problem():
-    return rp.real_problem(rp.sizes("quick"))
+    return rp.real_problem(rp.SIZES["quick"])
 
 
 def _run(problem, estimator: str, shooting: str, seed: int) -> rp.RealRun:

@@ -11,7 +11,7 @@ import pytest
 from physid.inference import ibm
 from physid.inference.chapters import inference_real_pendulum as rp
 
-QUICK = rp.sizes("quick")
+QUICK = rp.SIZES["quick"]
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_bayessim_variants_report_each_statistic():
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
-        (lambda: rp.sizes("huge"), ValueError, "SCALE"),
+        (lambda: rp.SIZES["huge"], ValueError, "SCALE"),
         (lambda: replace(QUICK, n_steps=41), ValueError, "windows"),
         (lambda: replace(QUICK, n_tests=3), ValueError, "n_tests"),
         (lambda: replace(QUICK, n_jobs=0), ValueError, "n_jobs"),

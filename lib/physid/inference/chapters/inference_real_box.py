@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 import physid.inference
-from physid.core.scales import check_sizes, expect_sizes, select
+from physid.core.scales import Sizes, SizeTable, expect_sizes
 from physid.core.sweeps import cached, code_version, run_jobs
 from physid.core.target import Limits
 from physid.core.threads import one_torch_thread
@@ -37,6 +37,7 @@ from physid.core.validate import (
     check_positive,
     check_seed,
 )
+from physid.inference.base import paper_order
 from physid.inference.box import PHASE1_LIMITS, PHASE2_LIMITS, TRUE_BOX, TRUE_WEIGHTS, ShakenBox
 from physid.inference.chapters.inference_synthetic import estimator_settings
 from physid.inference.estimators import make_estimator
@@ -58,7 +59,6 @@ __all__ = [
     "identify_box",
     "locate_weights",
     "mode_shares",
-    "sizes",
 ]
 
 #: Observation noise of the likelihood, in units of the recorded points' spread (one scale for
@@ -72,12 +72,13 @@ MODE_RADIUS = 0.02
 #: ... and weight 1 lies more than this far (m) from the centre along ``x``: half-way to the
 #: box's side, where the true weights sit (at 0.125 m of the 0.14 m).
 MODE_REACH = 0.07
-#: The estimators of phase II, in the order of the paper's Fig. 16 and of the tables.
-ESTIMATORS = ("CSVGD", "SVGD", "Emcee", "SGLD", "NUTS", "CEM", "BayesSim")
+#: The estimators of phase II: every registered one, in the order of the paper's Fig. 16 and
+#: of the tables (:func:`~physid.inference.base.paper_order`).
+ESTIMATORS = paper_order()
 
 
 @dataclass(frozen=True)
-class BoxSizes:
+class BoxSizes(Sizes):
     """Run sizes of the shaken box (see :data:`SIZES`): ``n_particles`` and ``iterations`` per
     phase-II particle method, ``sgld_iterations`` for SGLD's single chain, the NUTS run
     (``nuts_iterations``, ``nuts_warmup``, ``nuts_depth``; a single chain whose every leapfrog
@@ -96,14 +97,14 @@ class BoxSizes:
     windows: int
     n_jobs: int = 1
 
-    def __post_init__(self) -> None:
-        check_sizes(self, zero=("nuts_warmup",))
+    ZERO = ("nuts_warmup",)
 
 
 #: Sizes per scale. ``paper``: 50 particles and 500 iterations in phase II, as in the paper;
 #: ``default`` runs the single chains (SGLD, NUTS) shorter.
-SIZES: dict[str, BoxSizes] = {
-    "quick": BoxSizes(
+SIZES = SizeTable(
+    "inference_real",
+    quick=BoxSizes(
         scale="quick",
         n_particles=8,
         iterations=4,
@@ -115,7 +116,7 @@ SIZES: dict[str, BoxSizes] = {
         nuts_depth=2,
         windows=5,
     ),
-    "default": BoxSizes(
+    default=BoxSizes(
         scale="default",
         n_particles=50,
         iterations=500,
@@ -128,7 +129,7 @@ SIZES: dict[str, BoxSizes] = {
         windows=10,
         n_jobs=2,
     ),
-    "paper": BoxSizes(
+    paper=BoxSizes(
         scale="paper",
         n_particles=50,
         iterations=500,
@@ -141,13 +142,7 @@ SIZES: dict[str, BoxSizes] = {
         windows=10,
         n_jobs=2,
     ),
-}
-
-
-def sizes(scale: str) -> BoxSizes:
-    """The :class:`BoxSizes` of ``scale``."""
-    return select(SIZES, scale, "inference_real")
-
+)
 
 
 @cached

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 import physid.inference
-from physid.core.scales import check_sizes, expect_sizes, select
+from physid.core.scales import Sizes, SizeTable, expect_sizes
 from physid.core.sweeps import cached, code_version, run_jobs
 from physid.core.target import Limits
 from physid.core.threads import one_torch_thread
@@ -57,7 +57,6 @@ __all__ = [
     "real_limits",
     "real_problem",
     "run_estimator",
-    "sizes",
 ]
 
 #: Observation noise of the likelihood, in standardised state units (as in the synthetic
@@ -102,7 +101,7 @@ PAPER_BAYESSIM: dict[str, tuple[float, float, float]] = {
 
 
 @dataclass(frozen=True)
-class RealSizes:
+class RealSizes(Sizes):
     """Run sizes of the real-pendulum experiment (see :data:`SIZES`).
 
     ``n_steps`` steps of 1/400 s per trajectory, ``windows`` shooting windows, ``n_particles``
@@ -123,8 +122,7 @@ class RealSizes:
     n_jobs: int = 1
     compiled: bool = True
 
-    def __post_init__(self) -> None:
-        check_sizes(self)
+    def check(self) -> None:
         if self.n_steps % self.windows:
             raise ValueError(
                 f"windows must divide n_steps = {self.n_steps}, got windows = {self.windows}"
@@ -139,8 +137,9 @@ class RealSizes:
 #: Sizes per scale. ``paper``: 100 particles, 2,000 iterations, 10 windows, 10 test
 #: trajectories, BayesSim on 10,000 simulations for 3,000 epochs; ``default`` fits the chapter's
 #: share on 2 cores.
-SIZES: dict[str, RealSizes] = {
-    "quick": RealSizes(
+SIZES = SizeTable(
+    "inference_real",
+    quick=RealSizes(
         scale="quick",
         n_steps=40,
         windows=4,
@@ -152,7 +151,7 @@ SIZES: dict[str, RealSizes] = {
         bayessim_epochs=8,
         compiled=False,
     ),
-    "default": RealSizes(
+    default=RealSizes(
         scale="default",
         n_steps=400,
         windows=10,
@@ -164,7 +163,7 @@ SIZES: dict[str, RealSizes] = {
         bayessim_epochs=300,
         n_jobs=2,
     ),
-    "paper": RealSizes(
+    paper=RealSizes(
         scale="paper",
         n_steps=400,
         windows=10,
@@ -176,13 +175,7 @@ SIZES: dict[str, RealSizes] = {
         bayessim_epochs=3000,
         n_jobs=2,
     ),
-}
-
-
-def sizes(scale: str) -> RealSizes:
-    """The :class:`RealSizes` of ``scale``."""
-    return select(SIZES, scale, "inference_real")
-
+)
 
 
 def pendulum_model(compiled: bool = True) -> DoublePendulum:
