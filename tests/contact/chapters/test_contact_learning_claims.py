@@ -1,0 +1,152 @@
+"""The learning chapter's claims as functions: each holds on results that meet its criterion and
+fails, with a reason, on results that do not."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from physid.contact.chapters import contact_learning_claims as claims
+from physid.core.bench import Timing
+
+
+def _valid(verdict):
+    verdict.claim("quick", "some-section")
+    return verdict
+
+
+def _comparison(*ratios):
+    tasks = ("BP5", "CP3-e")[: len(ratios)]
+    return [{"task": task, "ratio": ratio} for task, ratio in zip(tasks, ratios, strict=True)]
+
+
+def test_cm_beats_baselines_on_every_task():
+    verdict = _valid(claims.beats_baselines_claim(_comparison(3.0, 1.5), ("BP5", "CP3-e"), 2, 4000))
+    assert verdict.holds and verdict.numbers == {"beat_tasks": 2, "beat_min": 1.5, "beat_max": 3.0}
+    losing = _valid(claims.beats_baselines_claim(_comparison(3.0, 0.5), ("BP5", "CP3-e"), 2, 4000))
+    assert not losing.holds and losing.why == (
+        "A baseline is as good or better on CP3-e after 2 optimiser steps (the paper: 4000)."
+    )
+    missing = _valid(claims.beats_baselines_claim(_comparison(3.0), ("BP5", "CP3-e"), 2, 4000))
+    assert not missing.holds and "no baseline was evaluated on CP3-e" in missing.why
+
+
+def _coefficients(task, model, mu, cor, true_mu=0.0, true_cor=1.0):
+    return {"task": task, "model": model, "μ": mu, "true μ": true_mu, "e": cor, "true e": true_cor}
+
+
+def test_learned_mu_e_excuses_only_cm_on_the_gyroscope():
+    rows = [_coefficients("CP3-e", "CM-CD-CLNN", 0.01, 0.98),
+            _coefficients("Gyro", "CM-CD-CLNN", 0.9, 0.65, 0.1, 0.8),
+            _coefficients("Gyro", "CMr-CD-CLNN", 0.11, 0.79, 0.1, 0.8)]
+    verdict, gyro = claims.learned_mu_e_claim(rows, 2)
+    assert _valid(verdict).holds and gyro == "CM-CD-CLNN on Gyro: μ = 0.900, e = 0.650"
+    assert verdict.numbers == {"coef_tol": 0.05, "coef_ok": 2, "coef_total": 3}
+    rows[0] = _coefficients("CP3-e", "CM-CD-CLNN", 0.006, 0.595)
+    fails, _ = claims.learned_mu_e_claim(rows, 2)
+    assert not _valid(fails).holds and fails.why == (
+        "Outside the tolerance: CM-CD-CLNN on CP3-e (μ = 0.006, e = 0.595), after 2 optimiser "
+        "steps."
+    )
+    only_gyro, gyro = claims.learned_mu_e_claim(rows[1:2], 2)
+    assert not _valid(only_gyro).holds and "No CMr model" in only_gyro.why
+    assert claims.learned_mu_e_claim([], 2)[1] == "not trained at this scale"
+
+
+def test_mass_ratios_within_one_percent_and_the_bd5_sentence():
+    bp5 = [{"model": "CM-CD-CLNN", "largest error": 0.004},
+           {"model": "IN-CP-SP", "largest error": 0.5}]
+    verdict, bd5 = claims.mass_ratio_claim(bp5, [], 2, 4000)
+    assert _valid(verdict).holds and bd5 == "BD5 is not trained at this scale."
+    bp5[0]["largest error"] = 0.9229
+    bd5_rows = [{"model": "CM-CD-CLNN", "largest error": 0.2}]
+    fails, bd5 = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000)
+    assert not _valid(fails).holds and fails.numbers == {"bp5_worst": pytest.approx(92.29)}
+    assert fails.why == "The largest error is 92.29 % after 2 optimiser steps (the paper: 4000)."
+    assert "20.00 %: the ratios are not recovered either" in bd5
+
+
+def _run(task, model, drift, truth_drift=0.0, cor=(1.0,)):
+    """A training result whose prediction moves the energy by ``drift`` (initial energy 1)."""
+    return {
+        "job": {"task": task, "model": model},
+        "evaluation": {"energy_pred": [[1.0, 1.0 + drift]],
+                       "energy_true": [[1.0, 1.0 + truth_drift]], "steps": 100},
+        "learned": {"cor": list(cor)},
+    }
+
+
+def test_energy_kept_by_cm_and_not_by_the_baselines():
+    grid = [_run("CP3-e", "CM-CD-CLNN", 0.005, 0.004), _run("CP3-e", "IN-CP-SP", 0.5)]
+    verdict = _valid(claims.energy_kept_claim(grid, ("CP3-e",)))
+    assert verdict.holds and verdict.numbers == pytest.approx({"cm_drift": 0.5, "base_drift": 50.0})
+    grid[0] = _run("CP3-e", "CM-CD-CLNN", 0.6, 0.004, cor=(0.6,))
+    fails = _valid(claims.energy_kept_claim(grid, ("CP3-e",)))
+    assert not fails.holds and fails.why == (
+        "CP3-e: CM drift 0.6 (learned e 0.60–0.60, true 1), truth 0.004, baselines 0.5–0.5."
+    )
+    alone = _valid(claims.energy_kept_claim(grid[:1], ("CP3-e",)))
+    assert not alone.holds and alone.ours == "not trained at this scale"
+    assert "no CM model or no baseline trained" in alone.why
+
+
+def _efficiency(cm_small, base_large):
+    return [{"model": "CM-CD-CLNN", "n_train": 8, "error": cm_small},
+            {"model": "IN-CP-SP", "n_train": 8, "error": 2.0},
+            {"model": "CM-CD-CLNN", "n_train": 16, "error": 0.5},
+            {"model": "IN-CP-SP", "n_train": 16, "error": base_large}]
+
+
+def test_sample_efficiency_compares_the_fewest_with_the_most():
+    verdict = _valid(claims.sample_efficient_claim(_efficiency(1.08, 1.2), 2, 1000))
+    assert verdict.holds and verdict.ours == "CM-CD-CLNN at 8: 1.08; best baseline at 16: 1.2"
+    fails = _valid(claims.sample_efficient_claim(_efficiency(1.08, 1.0), 2, 1000))
+    assert not fails.holds and fails.why == (
+        "At this scale the largest training set is 16 trajectories (the paper: 800), after 2 "
+        "epochs (the paper: 1000)."
+    )
+
+
+def test_linear_in_size_up_to_a_slope_of_1_2():
+    timings = {10: Timing((1.0, 1.1)), 40: Timing((8.0, 8.2))}
+    contacts = {10: 2.0, 40: 6.5}
+    verdict = _valid(claims.linear_in_size_claim(timings, 1.0, contacts))
+    assert verdict.holds and verdict.numbers["contacts_large"] == 6.5
+    assert verdict.numbers["nodes_small"] == 10
+    fails = _valid(claims.linear_in_size_claim(timings, 1.5, contacts))
+    assert not fails.holds and fails.why.startswith("Seconds per iteration: 1.05 at 10 nodes")
+    assert "a sample with contacts has 2.0 at 10 nodes, 6.5 at 40 nodes" in fails.why
+
+
+@pytest.mark.usefixtures("float64_default")
+def test_rope_contacts_counts_the_contacts_of_a_sample_with_contacts():
+    contacts = claims.rope_contacts((8, 16), batch=2, seed=0)
+    assert list(contacts) == [8, 16]
+    assert all(math.isfinite(c) and c >= 0 for c in contacts.values())
+
+
+def _lcp(lcp, baseline):
+    return {"task": "CP3-e", "CM data": 1.4, "LCP data": lcp, "best baseline, CM data": baseline}
+
+
+def test_lcp_data_beats_the_baselines():
+    assert _valid(claims.robust_lcp_claim([_lcp(1.0, 1.2)])).holds
+    fails = _valid(claims.robust_lcp_claim([_lcp(1.4, 1.2)]))
+    assert not fails.holds and fails.why == "A baseline trained on CM data is better on CP3-e."
+    assert fails.ours == "CP3-e: 1.4 (CM data 1.4)"
+    empty = _valid(claims.robust_lcp_claim([]))
+    assert not empty.holds and "No task was trained on LCP data" in empty.why
+
+
+def _noise(task, sigma, mu, cor):
+    return {"task": task, "σ": sigma, "true μ": 0.0, "μ": mu, "true e": 1.0, "e": cor}
+
+
+def test_noise_judged_at_the_smallest_sigma_only():
+    rows = [_noise("CP3-e", 0.01, 0.02, 0.95), _noise("CP3-e", 0.05, 0.0, 0.04)]
+    verdict = _valid(claims.robust_noise_claim(rows))
+    assert verdict.holds and verdict.numbers == {"noise_low": 0.01, "noise_tol": 0.1}
+    rows[0] = _noise("CP3-e", 0.01, 0.006, 0.595)
+    fails = _valid(claims.robust_noise_claim(rows))
+    assert not fails.holds and fails.why == "Outside the tolerance at σ = 0.01: CP3-e."
