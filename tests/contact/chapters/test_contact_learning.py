@@ -33,12 +33,12 @@ def tiny(**changes) -> study.LearnSizes:
 
 def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
     for scale in ("quick", "default", "paper"):
-        assert isinstance(study.sizes(scale), study.LearnSizes)
-    paper = study.sizes("paper")
+        assert isinstance(study.SIZES[scale], study.LearnSizes)
+    paper = study.SIZES["paper"]
     assert (paper.n_train, paper.n_val, paper.n_test) == (800, 100, 100)
     assert (paper.epochs, paper.batch_size, paper.lr) == (1000, 200, 1e-3)
     assert paper.rope == "Rope" and set(paper.models) == set(models.MODELS)
-    assert paper.device == "auto" and study.sizes("default").device == "cpu"
+    assert paper.device == "auto" and study.SIZES["default"].device == "cpu"
 
 
 @pytest.mark.parametrize(
@@ -60,7 +60,7 @@ def test_bad_sizes_are_refused_by_name(changes, name):
 
 
 def test_jobs_cover_the_grid_and_the_studies():
-    s = study.sizes("default")
+    s = study.SIZES["default"]
     grid = study.grid_jobs(s, 0)
     assert len(grid) == len(s.tasks) * len(s.models)
     assert {j["task"] for j in grid if j["task"].startswith("Rope")} == {s.rope}

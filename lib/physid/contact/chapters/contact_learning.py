@@ -22,7 +22,7 @@ from physid.contact import datasets, training
 from physid.contact.models import MODELS, family
 from physid.contact.tasks import ROPE_SCALING_NODES, TASK_NAMES, make_task
 from physid.core.bench import Timing, interleaved
-from physid.core.scales import check_sizes, expect_sizes, select
+from physid.core.scales import Sizes, SizeTable, expect_sizes
 from physid.core.sweeps import run_jobs
 from physid.core.validate import check_count, check_device, check_positive, check_seed
 
@@ -51,7 +51,6 @@ __all__ = [
     "noise_jobs",
     "lcp_jobs",
     "run",
-    "sizes",
 ]
 
 #: The models with the contact model, CM and CMr, in CLNN and CHNN form.
@@ -129,7 +128,7 @@ AUTHORS_ROPE: dict[str, tuple[float, float, float]] = {
 
 
 @dataclass(frozen=True)
-class LearnSizes:
+class LearnSizes(Sizes):
     """The sizes of one scale.
 
     Attributes:
@@ -175,12 +174,10 @@ class LearnSizes:
     n_jobs: int
     device: str
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         tuples = ("tasks", "models", "efficiency_sizes", "efficiency_models", "lcp_tasks")
         tuples += ("noise_tasks", "noise_levels", "scaling_nodes")
-        check_sizes(self, skip=("lr", "rope", "device") + tuples)
         check_device("device", self.device)
-        object.__setattr__(self, "lr", check_positive("lr", self.lr))
         for name in tuples:
             if not isinstance(getattr(self, name), tuple) or not getattr(self, name):
                 raise ValueError(f"{name} must be a non-empty tuple, got {getattr(self, name)!r}")
@@ -205,8 +202,9 @@ _ALL_MODELS = CM_MODELS + BASELINES
 #: Sizes per scale. "paper" is the authors' (800/100/100 trajectories, batch 200, 1000 epochs,
 #: the 200-node rope); "default" fits the book's budget on two cores (see the chapter for what
 #: it reduces); "quick" only checks that everything runs.
-SIZES: dict[str, LearnSizes] = {
-    "quick": LearnSizes(
+SIZES = SizeTable(
+    "contact learning",
+    quick=LearnSizes(
         n_train=16,
         n_val=8,
         n_test=8,
@@ -227,7 +225,7 @@ SIZES: dict[str, LearnSizes] = {
         n_jobs=1,
         device="cpu",
     ),
-    "default": LearnSizes(
+    default=LearnSizes(
         n_train=100,
         n_val=25,
         n_test=25,
@@ -248,7 +246,7 @@ SIZES: dict[str, LearnSizes] = {
         n_jobs=2,
         device="cpu",
     ),
-    "paper": LearnSizes(
+    paper=LearnSizes(
         n_train=800,
         n_val=100,
         n_test=100,
@@ -269,12 +267,7 @@ SIZES: dict[str, LearnSizes] = {
         n_jobs=-1,
         device="auto",
     ),
-}
-
-
-def sizes(scale: str) -> LearnSizes:
-    """The sizes of ``scale`` ("quick", "default" or "paper")."""
-    return expect_sizes(select(SIZES, scale, "contact learning"), LearnSizes)
+)
 
 
 # ---------------------------------------------------------------------------------------------
