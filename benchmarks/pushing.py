@@ -53,7 +53,7 @@ from physid.pushing.chapters.pushing_identify import (
     TARGET_ANALYTIC_SPEEDUP,
     block,
 )
-from physid.pushing.chapters.pushing_identify import sizes as identify_sizes
+from physid.pushing.chapters.pushing_identify import SIZES as IDENTIFY_SIZES
 from physid.pushing.chapters.pushing_lcp import (
     BENCH_CELLS,
     TARGET_BATCH_SPEEDUP,
@@ -75,7 +75,7 @@ IDENTIFY_STEPS = 10
 
 def identification() -> tuple[dict, Target]:
     """The hammer's identification row and target (module docstring)."""
-    s = identify_sizes("default")
+    s = IDENTIFY_SIZES["default"]
     ex = make_experiment("hammer", 0, s.n_train, s.n_test, s.duration)
     n = len(ex.train)
     budget = Budget(simulations=(IDENTIFY_STEPS + 1) * n)

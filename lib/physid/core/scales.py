@@ -92,16 +92,7 @@ class SizeTable(Mapping[str, S]):
         return f"SizeTable({self.what!r}, {self._by_scale!r})"
 
 
-def select(sizes: Mapping[str, T], scale: str, what: str) -> T:
-    """TEMPORARY."""
-    check_scale(scale)
-    missing = [s for s in SCALES if s not in sizes]
-    if missing:
-        raise KeyError(f"sizes for {what!r} lack the scale(s) {missing}")
-    return sizes[scale]
-
-
-def check_sizes(sizes: Any, zero: Sequence[str] = (), skip: Sequence[str] = ()) -> None:
+def check_sizes(sizes: Any, zero: Sequence[str] = ()) -> None:
     """Check and normalise the fields of a frozen sizes dataclass, in place, by declared type.
 
     ``scale`` must be one of :data:`SCALES`; ``n_jobs`` a positive job count or -1 (every
@@ -114,8 +105,6 @@ def check_sizes(sizes: Any, zero: Sequence[str] = (), skip: Sequence[str] = ()) 
     types = typing.get_type_hints(type(sizes))
     for f in dataclasses.fields(sizes):
         value, kind = getattr(sizes, f.name), types[f.name]
-        if f.name in skip:
-            continue
         if f.name == "scale":
             check_scale(value)
         elif f.name == "n_jobs":

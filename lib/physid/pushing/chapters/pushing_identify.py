@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from physid.core.scales import select
+from physid.core.scales import Sizes, SizeTable
 from physid.core.sweeps import run_jobs
 from physid.core.threads import one_torch_thread
 from physid.core.validate import check_choice, check_count, check_positive, check_seed
@@ -65,7 +65,6 @@ __all__ = [
     "robot_standin",
     "run_protocol",
     "shows_feature",
-    "sizes",
     "steps_to",
 ]
 
@@ -92,7 +91,7 @@ REGION_FEATURES = {
 
 
 @dataclass(frozen=True)
-class IdentifySizes:
+class IdentifySizes(Sizes):
     """Sizes of the identification chapter at one scale.
 
     ``objects`` run every method of ``methods``; ``map_objects`` run Algorithm 1 only (for
@@ -134,21 +133,22 @@ _PAPER_OBJECTS = ("hammer", "crimp", "ranch")
 
 #: Sizes per scale ("paper": the paper's ten experiments, four training and twelve test
 #: pushes, and the authors' budget of 100 simulations).
-SIZES = {
-    "quick": IdentifySizes(
+SIZES = SizeTable(
+    "identification chapter",
+    quick=IdentifySizes(
         objects=("crimp",), map_objects=(), methods=_ALL, experiments=1, n_train=2,
         n_test=2, duration=0.5, budget=Budget(simulations=8, seconds=10.0), n_eval=2,
         push_counts=(1, 2), steps=2, cosine_iterations=1, cells=(10, 24), lcp_cells=(10,),
         cost_repeats=1, robot_objects=("crimp",), robot_train=1, robot_test=1,
         long_budget=8,
     ),
-    "default": IdentifySizes(
+    default=IdentifySizes(
         objects=_PAPER_OBJECTS, map_objects=("toolbox", "book"), methods=_ALL, experiments=1,
         n_train=4, n_test=6, duration=1.0, budget=Budget(simulations=40, seconds=30.0),
         n_eval=3, push_counts=(1, 2, 4, 8), steps=6, cosine_iterations=3,
         cells=(10, 24, 48, 88, 127), lcp_cells=(10, 24, 48), cost_repeats=3,
     ),
-    "paper": IdentifySizes(
+    paper=IdentifySizes(
         objects=_PAPER_OBJECTS, map_objects=("toolbox", "book"), methods=_ALL,
         experiments=10, n_train=4, n_test=12, duration=1.0,
         budget=Budget(simulations=100, seconds=60.0), n_eval=6,
@@ -156,12 +156,7 @@ SIZES = {
         cells=(10, 24, 48, 88, 127), lcp_cells=(10, 24, 48, 88, 127), cost_repeats=5,
         long_budget=400,
     ),
-}
-
-
-def sizes(scale: str) -> IdentifySizes:
-    """The :class:`IdentifySizes` of ``scale`` (ValueError for an unknown scale)."""
-    return select(SIZES, scale, "identification chapter")
+)
 
 
 def _experiment(name: str, index: int, s: IdentifySizes, seed: int,
@@ -253,10 +248,10 @@ def _prepare(name: str, index: int, s: IdentifySizes, seed: int, n_train: int | 
 def run_protocol(scale: str, seed: int = 0, scheduler: object = None,
                  methods: tuple[str, ...] | None = None) -> list[MethodRun]:
     """Every method of ``methods`` (default: the scale's, all registered) on every experiment
-    of ``sizes(scale).objects`` and Algorithm 1 on the ``map_objects``: the pybullet data
+    of ``SIZES[scale].objects`` and Algorithm 1 on the ``map_objects``: the pybullet data
     first (cached), then one job per run, locally or on the Dask cluster ``scheduler``
     (:func:`physid.core.sweeps.run_jobs`)."""
-    s = sizes(scale)
+    s = SIZES[scale]
     seed = check_seed("seed", seed)
     if methods is None:
         methods = s.methods
@@ -280,7 +275,7 @@ def robot_standin(scale: str, seed: int = 0, scheduler: object = None) -> list[M
     """The sizes of the paper's real-robot runs in simulation: Algorithm 1 and autograd through
     formulation 2 with ``robot_train`` training and ``robot_test`` test pushes on each of
     ``robot_objects`` (first experiment)."""
-    s = sizes(scale)
+    s = SIZES[scale]
     seed = check_seed("seed", seed)
     sized = dict(n_train=s.robot_train, n_test=s.robot_test)
     run_jobs(_prepare, [dict(name=n, index=0, s=s, seed=seed, **sized)
@@ -299,7 +294,7 @@ def long_runs(scale: str, seed: int = 0, scheduler: object = None) -> list[Metho
     ``long_object`` with a budget of ``long_budget`` simulations and no time limit, the test
     error evaluated at up to :data:`LONG_EVAL` improvements: where each goes given more
     time than the protocol's budget."""
-    s = sizes(scale)
+    s = SIZES[scale]
     seed = check_seed("seed", seed)
     _prepare(s.long_object, 0, s, seed)
     budget = Budget(simulations=s.long_budget)
@@ -364,7 +359,7 @@ def push_counts(scale: str, seed: int = 0, scheduler: object = None) -> list[Pus
     """Fig. 4b: Algorithm 1 on the first experiment of the first of ``objects`` (the hammer)
     with each of ``push_counts`` training pushes (the first ones of the largest count), test
     error against gradient steps."""
-    s = sizes(scale)
+    s = SIZES[scale]
     seed = check_seed("seed", seed)
     _prepare(s.objects[0], 0, s, seed, n_train=max(s.push_counts))
     jobs = [dict(n_train=n, s=s, seed=seed) for n in s.push_counts]
@@ -412,7 +407,7 @@ def direction_study(scale: str, seed: int = 0, scheduler: object = None) -> list
     """Algorithm 1's direction against the exact gradient on every training push of the first
     experiment of each of ``objects``, at the first ``cosine_iterations`` iterates of
     Algorithm 1."""
-    s = sizes(scale)
+    s = SIZES[scale]
     seed = check_seed("seed", seed)
     jobs = [dict(name=n, s=s, seed=seed) for n in s.objects]
     return run_jobs(_directions, jobs, n_jobs=s.n_jobs, scheduler=scheduler)
@@ -476,7 +471,7 @@ def _cost(cells: int, s: IdentifySizes, seed: int) -> CostPoint:
 def gradient_cost(scale: str, seed: int = 0, scheduler: object = None) -> list[CostPoint]:
     """Seconds per gradient against the number of cells (``cells``), one job per size, one
     after the other (timings must not share the cores)."""
-    s = sizes(scale)
+    s = SIZES[scale]
     seed = check_seed("seed", seed)
     check_count("cells", min(s.cells))
     return run_jobs(_cost, [dict(cells=c, s=s, seed=seed) for c in s.cells], n_jobs=1,
@@ -508,7 +503,7 @@ def identifiability(scale: str, seed: int = 0, name: str = "hammer", factor: flo
     """How far the hammer's cells move when the masses change with and without every μ_i M_i
     held fixed, over ``n_train`` + ``n_test`` random pushes of the first experiment's truth
     (formulation 2, the same engine both times: no model gap)."""
-    s = sizes(scale)
+    s = SIZES[scale]
     seed = check_seed("seed", seed)
     check_choice("name", name, OBJECT_NAMES)
     factor = check_positive("factor", factor)
