@@ -35,10 +35,11 @@ class Sizes:
     """Base of every sized experiment's run sizes: a frozen dataclass checked when it is made.
 
     A subclass is a ``@dataclass(frozen=True)`` whose fields are checked by their declared type
-    (:func:`check_sizes`): ``scale`` one of :data:`SCALES`; ``n_jobs`` a positive job count or -1
-    (every core); an ``int`` a count, at least 1 (at least 0 for the fields named in
-    :attr:`ZERO`); a ``float`` a positive, finite number; a ``bool`` True or False. Fields of any
-    other type, and conditions between fields, are checked by the subclass's :meth:`check`.
+    (:func:`~physid.core.scales.check_sizes`): ``scale`` one of :data:`SCALES`; ``n_jobs`` a
+    positive job count or -1 (every core); an ``int`` a count, at least 1 (at least 0 for the
+    fields named in ``ZERO``); a ``float`` a positive, finite number; a ``bool`` True or False.
+    Fields of any other type, and conditions between fields, are checked by the subclass's
+    ``check()``.
     """
 
     #: Count fields that may be 0.
@@ -49,7 +50,7 @@ class Sizes:
         self.check()
 
     def check(self) -> None:
-        """Check the fields that :func:`check_sizes` leaves alone (none here)."""
+        """Check what :func:`~physid.core.scales.check_sizes` leaves alone (nothing here)."""
 
 
 S = TypeVar("S", bound=Sizes)

@@ -39,6 +39,7 @@ __all__ = [
     "LearnSizes",
     "SIZES",
     "TABLE2_TASKS",
+    "best_cm_and_baseline",
     "coefficient_rows",
     "efficiency_jobs",
     "efficiency_rows",
