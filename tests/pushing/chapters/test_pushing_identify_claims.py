@@ -1,0 +1,244 @@
+"""The identification chapter's claims as functions: each holds on results that meet its
+criterion and fails, with a reason, on results that do not; and the summaries they judge, on
+synthetic results (no simulation)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from physid.pushing import load_object
+from physid.pushing.budget import Budget
+from physid.pushing.chapters import pushing_identify_claims as claims
+from physid.pushing.chapters.pushing_identify import (
+    CostPoint,
+    Directions,
+    MethodRun,
+    PushCountRun,
+)
+
+BUDGET = Budget(simulations=8, seconds=10.0)
+CRIMP = load_object("crimp")
+HEAD = np.array([r == "C" for r in CRIMP.regions])
+FD = ("fd-authors", "fd-small")
+
+
+def _valid(verdict, section):
+    verdict.claim("quick", section)
+    return verdict
+
+
+def _head_map(contrast):
+    """A map of the crimp whose head has ``contrast`` times the share of the rest."""
+    values = np.where(HEAD, contrast, 1.0)
+    return values / values.sum()
+
+
+def _run(method, errors=(0.019, 0.017), obj="crimp", sims=(0, 4, 8), seconds=(0.0, 1.0, 2.0),
+         evaluated=(0, 2), floor=0.0167, identified=None, truth=None):
+    k = len(load_object(obj))
+    flat = np.full(k, 1.0 / k)
+    identified = flat if identified is None else identified
+    truth = flat if truth is None else truth
+    maps = np.stack([flat, identified])[-len(evaluated):]
+    cells = np.zeros((k, 2))
+    return MethodRun(
+        obj, 0, method, np.array(sims), np.array(seconds), np.linspace(0.02, 0.01, len(sims)),
+        np.array(evaluated), np.array(errors), maps, np.zeros((len(evaluated), k, 2)), cells,
+        cells, identified, truth, floor, "the simulation budget is spent", sims[-1], seconds[-1],
+    )
+
+
+def _errors(final=None, at_budget=None, headline=None, improvements=None):
+    methods = ("algorithm1", "autograd-rigid", "random", "weighted", *FD)
+    return claims.ProtocolErrors(
+        ("crimp",), BUDGET, start={"crimp": 0.019},
+        end={m: {"crimp": (final or {}).get(m, 0.019)} for m in methods},
+        floor={"crimp": 0.0167},
+        final={"algorithm1": 0.0172, "fd-authors": 0.019, "fd-small": 0.019, **(final or {})},
+        at_budget={"algorithm1": 0.0172, "random": 0.019, "weighted": 0.0197,
+                   **(at_budget or {})},
+        headline={"algorithm1": 0.0172, "autograd-rigid": 0.0183, **(headline or {})},
+        improvements={"algorithm1": 2, "random": 0, "weighted": 0, "fd-authors": 0,
+                      "fd-small": 0, **(improvements or {})},
+    )
+
+
+def test_mm_and_listing_write_the_prose():
+    assert claims.mm(0.0172) == "17.2 mm" and claims.mm(float("nan")) == "not measured"
+    assert claims.listing(["a"]) == "a" and claims.listing("abc") == "a, b and c"
+
+
+def test_pool_cosines_sorts_the_finite_cosines_by_the_assumptions():
+    crimp = Directions("crimp", np.array([[0.8, np.nan], [0.2, 0.3]]),
+                       np.array([[0.7, 0.6], [0.1, 0.1]]), np.array([True, False]),
+                       np.array([False, True]), np.array([False, False]))
+    hammer = Directions("hammer", np.array([[0.9, 1.0]]), np.array([[0.5, 0.5]]),
+                        np.array([True]), np.array([False]), np.array([True]))
+    pooled = claims.pool_cosines([crimp, hammer])
+    np.testing.assert_allclose(pooled.friction, [0.8, 0.9, 1.0])
+    np.testing.assert_allclose(pooled.mass, [0.7, 0.6, 0.5, 0.5])
+    np.testing.assert_allclose(pooled.friction_not, [0.2, 0.3])
+    assert (pooled.pushes, pooled.held, pooled.slid, pooled.lost_contact) == (3, 2, 1, 1)
+    assert claims.cosine_text(pooled.friction) == "0.90"
+    assert claims.cosine_text(pooled.friction[:0]) == "not measured (no such push)"
+    with pytest.raises(ValueError, match="^directions"):
+        claims.pool_cosines([])
+
+
+def _pooled(friction, holds=True):
+    friction = np.array([friction])
+    return claims.pool_cosines([Directions("crimp", friction, friction - 0.1,
+                                           np.array([holds]), np.array([not holds]),
+                                           np.array([False]))])
+
+
+def test_direction_claim_needs_a_mean_cosine_of_nine_tenths():
+    holds = _valid(claims.direction_claim(_pooled([0.96, 0.92])), "identify-direction")
+    assert holds.holds and holds.ours.startswith("mean cosine 0.94")
+    assert "over 2 pushes and iterates where the assumptions held (1 of 1 push)" in holds.ours
+    fails = _valid(claims.direction_claim(_pooled([0.8, 0.9])), "identify-direction")
+    assert not fails.holds and "mean cosine of 0.85" in fails.why
+    assert "(from 0.80 to 0.90; 0.75 for the masses)" in fails.why
+    unmeasured = _valid(claims.direction_claim(_pooled([0.96, 0.92], holds=False)),
+                        "identify-direction")
+    assert not unmeasured.holds and unmeasured.ours == "no push held the assumptions (1 push)"
+    assert "held on none of the 1 push of the study" in unmeasured.why
+    assert "(the finger slid on 1 and lost contact on 0)" in unmeasured.why
+
+
+def test_cost_claim_compares_the_slopes_of_lcp_autograd_and_algorithm1():
+    cells = np.array([10.0, 20.0, 40.0])
+    costs = [CostPoint(int(c), 1e-3 * c, 1e-4 * c**1.5, 1e-5 * c**2) for c in cells]
+    slopes = claims.gradient_slopes(costs)
+    assert slopes == pytest.approx({"algorithm1": 1.0, "autograd_rigid": 1.5,
+                                    "autograd_lcp": 2.0})
+    holds = _valid(claims.cost_claim(slopes, [10, 20, 40]), "identify-cost")
+    assert holds.holds and "LCP autograd 2.00, rigid autograd 1.50, Algorithm 1 1.00" in holds.ours
+    flat = _valid(claims.cost_claim({**slopes, "autograd_lcp": 0.5}, [10, 20, 40]),
+                  "identify-cost")
+    assert not flat.holds and "not faster than Algorithm 1's 1.00, over 10 to 40 cells" in flat.why
+    untimed = [CostPoint(p.cells, p.algorithm1, p.autograd_rigid,
+                         p.autograd_lcp if p.cells == 10 else np.nan) for p in costs]
+    once = _valid(claims.cost_claim(claims.gradient_slopes(untimed), [10]), "identify-cost")
+    assert not once.holds and "timed at 1 size only" in once.why
+    assert "LCP autograd not measured (fewer than two sizes)" in once.ours
+
+
+def test_protocol_errors_summarise_the_compared_objects():
+    runs = [
+        _run("algorithm1", (0.019, 0.017)),
+        _run("autograd-rigid", (0.019, 0.018), seconds=(0.0, 20.0, 40.0)),
+        _run("random", (0.019,), sims=(0,), seconds=(0.0,), evaluated=(0,)),
+        _run("algorithm1", (0.05, 0.01), obj="hammer"),  # a map object: left out
+    ]
+    errors = claims.protocol_errors(runs, ["crimp"], ("algorithm1", "autograd-rigid", "random"),
+                                    BUDGET)
+    assert errors.paper_objects == ("crimp",) and errors.start_mean == 0.019
+    assert errors.start == {"crimp": 0.019} and errors.floor == {"crimp": 0.0167}
+    assert errors.end["algorithm1"] == {"crimp": 0.017}
+    assert errors.final == {"algorithm1": 0.017, "autograd-rigid": 0.018, "random": 0.019}
+    assert errors.at_budget["autograd-rigid"] == 0.018
+    assert errors.headline["autograd-rigid"] == 0.019  # its last step came after 30 s
+    assert errors.improvements == {"algorithm1": 2, "autograd-rigid": 2, "random": 0}
+
+
+def test_longer_budget_text_says_when_the_headline_was_reached():
+    alg1 = _run("algorithm1", (0.019, 0.0143), sims=(0, 4, 6), seconds=(0.0, 0.2, 0.4))
+    rigid = _run("autograd-rigid", (0.019, 0.0168))
+    assert claims.below_text(alg1) == "under 1.5 cm after 6 simulations (0 s)"
+    assert claims.below_text(rigid) == "never under 1.5 cm"
+    assert claims.longer_budget_text([alg1, rigid], 8) == (
+        "Given 8 simulations on the crimp and no time limit, exact-gradient descent through "
+        "the rigid formulation ends at 16.8 mm (never under 1.5 cm) and Algorithm 1 at 14.3 mm "
+        "(under 1.5 cm after 6 simulations (0 s)), from 19.0 mm (floor 16.7 mm)."
+    )
+
+
+def test_headline_claim_needs_under_fifteen_millimetres():
+    holds = _valid(claims.headline_claim(_errors(headline={"algorithm1": 0.012}), "Longer."),
+                   "identify-fig3")
+    assert holds.holds and holds.ours.startswith("12.0 mm mean test error within 30 s (crimp")
+    assert holds.numbers == {"headline_s": 30.0, "headline_cm": 1.5}
+    fails = _valid(claims.headline_claim(_errors(final={"algorithm1": 0.0172}), "Longer."),
+                   "identify-fig3")
+    assert not fails.holds
+    assert fails.why.startswith(
+        "Algorithm 1 ends at 17.2 mm on the crimp (floor 16.7 mm, start 19.0 mm) within 30 s "
+        "and its budget of 8 simulations")
+    assert fails.why.endswith("reaches 18.3 mm in the same budget. Longer.")
+    with pytest.raises(TypeError, match="^errors"):
+        claims.headline_claim({}, "Longer.")
+
+
+def test_sampling_claim_says_why_the_sampling_methods_kept_up():
+    holds = _valid(claims.sampling_claim(_errors()), "identify-fig3")
+    assert holds.holds and holds.ours == (
+        "at 8 simulations: random 19.0 mm, weighted 19.7 mm, Algorithm 1 17.2 mm "
+        "(start 19.0 mm)")
+    above = _valid(claims.sampling_claim(_errors(at_budget={"algorithm1": 0.02})),
+                   "identify-fig3")
+    assert not above.holds and "(0 and 0 improvements of the training loss)" in above.why
+    assert above.why.endswith("which the sampling methods, finding no better training loss, "
+                              "kept.")
+    closer = _valid(claims.sampling_claim(_errors(at_budget={"random": 0.017},
+                                                  improvements={"random": 3})),
+                    "identify-fig3")
+    assert not closer.holds
+    assert closer.why.endswith("a sampling method came closer on the test pushes within this "
+                               "budget.")
+
+
+def test_finite_differences_claim_needs_both_variants_above_algorithm1():
+    holds = _valid(claims.finite_differences_claim(_errors(), 338), "identify-fig3")
+    assert holds.holds and holds.ours.endswith(
+        "Algorithm 1 17.2 mm; one gradient costs up to 338 simulations against a budget of 8")
+    fails = _valid(claims.finite_differences_claim(_errors(final={"algorithm1": 0.02}), 338),
+                   "identify-fig3")
+    assert not fails.holds and "took 0 and 0 steps and ended at 19.0 mm and 19.0 mm" in fails.why
+    assert fails.why.endswith("Algorithm 1 itself ended above the start's test error.")
+
+
+def test_feature_contrasts_and_the_maps_claim():
+    runs = [_run("algorithm1", identified=_head_map(c), truth=_head_map(3.0)) for c in (1.5, 2.5)]
+    contrasts = claims.feature_contrasts(runs + [_run("random")])
+    assert contrasts.identified == {"crimp": pytest.approx(2.0)}
+    assert contrasts.truth == {"crimp": pytest.approx(3.0)}
+    assert contrasts.start == {"crimp": pytest.approx(1.0)}
+    holds = _valid(claims.maps_claim(contrasts, 8), "identify-maps")
+    assert holds.holds and holds.ours == "crimp 2.00 (truth 3.00)"
+    light = claims.feature_contrasts([_run("algorithm1", identified=_head_map(0.9),
+                                           truth=_head_map(3.0))])
+    fails = _valid(claims.maps_claim(light, 8), "identify-maps")
+    assert not fails.holds and fails.why == (
+        "The map does not show the feature on the crimp (contrast 0.90 against the truth's "
+        "3.00 and 1.00 at the uniform start), within its budget of 8 simulations.")
+    with pytest.raises(ValueError, match="no run of 'algorithm1'"):
+        claims.feature_contrasts([_run("random")])
+
+
+ONE = PushCountRun(1, np.array([0.019, 0.018, 0.0172]), 0.1)
+TWO = PushCountRun(2, np.array([0.019, 0.016, 0.0143]), 0.2)
+
+
+def test_accurate_claim_compares_the_last_test_errors():
+    holds = _valid(claims.accurate_claim(ONE, TWO), "identify-push-counts")
+    assert holds.holds and holds.ours == "after 2 steps: 17.2 mm with 1 push, 14.3 mm with 2"
+    swapped = PushCountRun(2, ONE.test_error, 0.2)
+    fails = _valid(claims.accurate_claim(PushCountRun(1, TWO.test_error, 0.1), swapped),
+                   "identify-push-counts")
+    assert not fails.holds and fails.why.endswith("the run with one push ends closer on the "
+                                                  "test pushes.")
+    worse = PushCountRun(2, np.array([0.019, 0.02, 0.021]), 0.2)
+    above = _valid(claims.accurate_claim(PushCountRun(1, np.array([0.019, 0.02, 0.02]), 0.1),
+                                         worse), "identify-push-counts")
+    assert not above.holds and "neither estimate generalises" in above.why
+
+
+def test_slower_claim_needs_more_steps_with_more_pushes():
+    holds = _valid(claims.slower_claim(ONE, TWO, 1, 2), "identify-push-counts")
+    assert holds.holds and holds.ours == "steps to 90 % of the improvement: 1 with 1 push, 2 with 2"
+    fails = _valid(claims.slower_claim(ONE, TWO, 2, 2), "identify-push-counts")
+    assert not fails.holds and fails.why.endswith("(fewer or as many with more pushes).")
+    none = _valid(claims.slower_claim(ONE, TWO, 0, 0), "identify-push-counts")
+    assert none.why.endswith("(neither run lowered its test error, so both count 0).")
