@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import re
 import sys
+import tomllib
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+import physid
 from physid.core import sweeps
 from physid.core.sweeps import (
     CACHE_ENV,
+    KEY_PACKAGES,
     SCHEDULER_ENV,
+    Cached,
     cache_location,
     cached,
     code_version,
+    data_version,
     memory,
     run_jobs,
     scheduler_from_env,
@@ -206,6 +214,114 @@ def test_the_cache_can_be_turned_off(tmp_path, monkeypatch):
 def test_cached_refuses_what_is_not_callable():
     with pytest.raises(TypeError, match="fn"):
         cached("counted")
+    with pytest.raises(TypeError, match="reads"):
+        cached(counted, reads="log.txt")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
+        counted_cached("log.txt", 1, z=2)
+
+
+def test_other_package_versions_recompute(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    log = tmp_path / "log.txt"
+    counted_cached(log, 3)
+    counted_cached(log, 3)
+    versions = sweeps.package_versions()
+    assert set(versions) == {"python", *KEY_PACKAGES}
+    assert versions["torch"] == torch.__version__.split("+")[0] or versions["torch"]
+    monkeypatch.setattr(sweeps, "package_versions", lambda: {**versions, "numpy": "0.0.1"})
+    counted_cached(log, 3)
+    assert computations(log) == ["3 1", "3 1"]
+
+
+def test_key_packages_cover_the_runtime_dependencies():
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    names = {re.match(r"[A-Za-z0-9_.-]+", d).group(0) for d in project["project"]["dependencies"]}
+    assert names <= set(KEY_PACKAGES)
+
+
+def read_sum(path, scale=1.0):
+    """A cached computation that reads a file: each computation appends to ``path``.log."""
+    with open(f"{path}.log", "a") as file:
+        file.write("computed\n")
+    return scale * sum(float(v) for v in Path(path).read_text().split())
+
+
+read_sum_cached = cached(read_sum, reads=lambda path, scale=1.0: [path])
+
+
+def test_the_data_read_key_the_result(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    data = tmp_path / "numbers.txt"
+    data.write_text("1 2 3")
+    assert read_sum_cached(data) == 6 and read_sum_cached(data) == 6
+    data.write_text("1 2 4")
+    assert read_sum_cached(data) == 7
+    assert Path(f"{data}.log").read_text().count("computed") == 2
+
+
+def test_data_version():
+    here = Path(__file__)
+    assert data_version([here]) == data_version([here, here])
+    assert data_version([]) != data_version([here])
+    assert data_version([here.parent]) != data_version([here])
+    with pytest.raises(ValueError, match="paths.*missing"):
+        data_version([here.parent / "missing"])
+    with pytest.raises(TypeError, match="paths"):
+        data_version([3])
+
+
+def library_caches():
+    """Every cached function of the library (module-level :class:`Cached` objects)."""
+    found = {}
+    for info in pkgutil.walk_packages(physid.__path__, "physid."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if isinstance(value, Cached) and value.__module__ == info.name:
+                found[f"{info.name}.{name}"] = value
+    return found
+
+
+CACHES = library_caches()
+
+
+def test_the_library_caches_only_through_cached():
+    assert {
+        "physid.pushing.observations._bullet_run",
+        "physid.inference.chapters.inference_real_pendulum._run",
+        "physid.inference.chapters.inference_real_box._recording",
+        "physid.inference.chapters.inference_real_box._phase_one",
+        "physid.inference.chapters.inference_real_box._phase_two",
+        "physid.contact.training._task_data",
+        "physid.contact.training._fit_job",
+    } <= set(CACHES)
+    root = Path(physid.__file__).parent
+    for path in root.rglob("*.py"):
+        if path.name != "sweeps.py":
+            text = path.read_text()
+            assert "memory()" not in text and "Memory(" not in text, path
+
+
+@pytest.mark.parametrize("name", sorted(CACHES))
+def test_an_edit_of_the_library_changes_every_cache_key(name, scratch_package, monkeypatch):
+    cache = CACHES[name]
+    monkeypatch.setattr(sweeps, "VERSIONED_PACKAGE", "scratch_sweeps")
+    before = cache.key()
+    assert cache.key() == before
+    (scratch_package / "model.py").write_text("def f(x):\n    return x + 3\n")
+    assert cache.key()["code"] != before["code"]
+
+
+def test_an_edit_of_the_library_recomputes(tmp_path, scratch_package, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(sweeps, "VERSIONED_PACKAGE", "scratch_sweeps")
+    log = tmp_path / "log.txt"
+    counted_cached(log, 5)
+    counted_cached(log, 5)
+    (scratch_package / "model.py").write_text("def f(x):\n    return x - 1\n")
+    counted_cached(log, 5)
+    assert computations(log) == ["5 1", "5 1"]
 
 
 # -- code versions ---------------------------------------------------------------------------

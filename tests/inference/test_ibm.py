@@ -60,10 +60,8 @@ def run_dir(tmp_path):
 
 
 @pytest.fixture
-def no_data(monkeypatch, tmp_path):
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    monkeypatch.setenv(ibm.ENVIRONMENT_VARIABLE, str(empty))
+def no_data(monkeypatch):
+    monkeypatch.setenv(ibm.ENVIRONMENT_VARIABLE, "off")
     assert ibm.data_dir() is None
 
 
@@ -301,6 +299,40 @@ def test_data_dir_and_available_runs(monkeypatch, run_dir, no_data):
     assert ibm.available_runs(str(run_dir)) == (0, 1, 2, 3, 4)
     with pytest.raises(ValueError, match="directory"):
         ibm.available_runs(run_dir / "nowhere")
+
+
+def test_data_files_are_the_runs_in_order(monkeypatch, run_dir, no_data):
+    assert ibm.data_files() == ()
+    monkeypatch.setenv(ibm.ENVIRONMENT_VARIABLE, str(run_dir))
+    assert ibm.data_files() == tuple(run_dir / f"{run}.csv" for run in range(5))
+
+
+def test_a_named_data_folder_without_runs_is_an_error(monkeypatch, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("no runs here\n")
+    monkeypatch.setenv(ibm.ENVIRONMENT_VARIABLE, str(empty))
+    with pytest.raises(ValueError, match="PHYSID_IBM_DATA.*empty.*no <run>.csv"):
+        ibm.data_dir()
+    monkeypatch.setenv(ibm.ENVIRONMENT_VARIABLE, str(empty / "notes.txt"))
+    with pytest.raises(ValueError, match="PHYSID_IBM_DATA must name a folder.*notes.txt"):
+        ibm.data_dir()
+    monkeypatch.setenv(ibm.ENVIRONMENT_VARIABLE, "OFF")
+    assert ibm.data_dir() is None
+
+
+@pytest.mark.parametrize("names", [("3.csv", "03.csv"), ("00.csv", "01.csv")])
+def test_zero_padded_run_files_are_refused(monkeypatch, tmp_path, names):
+    folder = tmp_path / "padded"
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_text("1,2,3,4,5,6\n")
+    monkeypatch.setenv(ibm.ENVIRONMENT_VARIABLE, str(folder))
+    padded = [name for name in names if name.startswith("0") and name != "0.csv"]
+    with pytest.raises(ValueError, match=rf"zero-padded run files \['{padded[0]}'"):
+        ibm.data_dir()
+    with pytest.raises(ValueError, match="zero-padded"):
+        ibm.available_runs(folder)
 
 
 def test_load_run(run_dir):

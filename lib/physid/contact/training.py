@@ -29,7 +29,6 @@ import torch
 from scipy import stats
 from torch import Tensor, nn
 
-import physid.contact
 from physid.contact import datasets
 from physid.contact.datasets import ChunkSet, TaskData
 from physid.contact.model import SolverLog
@@ -37,7 +36,7 @@ from physid.contact.models import MODELS, LearnedModel, build
 from physid.contact.reference import ContactSolverError
 from physid.contact.tasks import Task, make_task
 from physid.core.progress import progress as progress_bar
-from physid.core.sweeps import cached, code_version
+from physid.core.sweeps import cached
 from physid.core.validate import (
     check_choice,
     check_count,
@@ -504,14 +503,13 @@ def job_data(
 ) -> datasets.TaskData:
     """The data set of a job (:func:`physid.contact.datasets.generate`, then Gaussian noise of
     standard deviation ``noise`` seeded by ``data_seed + 2``), cached on disk by these plain
-    arguments and the code version, so the models of one task share one simulation."""
-    return _data_versioned(
-        task, n_train, n_val, n_test, data_seed, data_model, noise, code_version(physid.contact)
-    )
+    arguments (and the library's code, :func:`physid.core.sweeps.cached`), so the models of one
+    task share one simulation."""
+    return _task_data(task, n_train, n_val, n_test, data_seed, data_model, noise)
 
 
 @cached
-def _data_versioned(
+def _task_data(
     task: str,
     n_train: int,
     n_val: int,
@@ -519,9 +517,7 @@ def _data_versioned(
     data_seed: int,
     data_model: str,
     noise: float,
-    version: str,
 ) -> datasets.TaskData:
-    del version  # part of the cache key only
     data = datasets.generate(make_task(task), n_train, n_val, n_test, data_seed, model=data_model)
     if noise > 0:
         data = datasets.add_noise(data, noise, seed=data_seed + 2)
@@ -529,18 +525,17 @@ def _data_versioned(
 
 
 @cached
-def _fit_versioned(job: dict[str, Any], version: str) -> dict[str, Any]:
-    """:func:`fit` keyed by the plain job and the code version (never by tensors)."""
-    del version  # part of the cache key only
+def _fit_job(job: dict[str, Any]) -> dict[str, Any]:
+    """:func:`fit` keyed by the plain job (never by tensors)."""
     return fit(job)
 
 
 def fit_cached(job: Mapping[str, Any]) -> dict[str, Any]:
     """:func:`fit` through the disk cache (:func:`physid.core.sweeps.cached`), keyed by the
-    completed job and :func:`~physid.core.sweeps.code_version` of :mod:`physid.contact`."""
+    completed job, the library's code and the package versions."""
     if not isinstance(job, Mapping):
         raise TypeError(f"job must be a dict of plain data, got {type(job).__name__}")
-    return _fit_versioned(make_job(**job), code_version(physid.contact))
+    return _fit_job(make_job(**job))
 
 
 def _job_model(job: Mapping[str, Any], task: Task) -> nn.Module:

@@ -23,12 +23,12 @@ can also pass ``scheduler=`` itself: an address, or a ``dask.distributed.Client`
 
 **The disk cache.** :func:`cached` wraps a function in a ``joblib.Memory``, which stores each
 result on disk and returns it on a later call with the same arguments instead of computing it
-again. joblib keys a call by the function (its module and name) and a hash of *all* its
-arguments, and it forgets a function's results when the function's own source changes; it does
-not see changes in the code the function calls, nor in anything the function reads that is not
-an argument. A cached function must therefore take its whole configuration (sizes, seeds, the
-scale) as arguments, and a caller that wants any change of a library package to invalidate its
-results passes ``code_version(package)`` (see :func:`code_version`) as one more argument.
+again. The key is complete by construction (:class:`Cached`): besides the function and all its
+arguments it holds the code of the whole library (:func:`library_version`: an edit of any module,
+whatever the function reaches through it, recomputes), the versions of the packages the results
+depend on (:data:`KEY_PACKAGES`, :func:`package_versions`) and the contents of every data file
+the function reads (``reads=``, :func:`data_version`). A cached function must therefore take
+the rest of its configuration (sizes, seeds, the scale) as arguments.
 
 The cache lives where the environment variable ``PHYSID_CACHE`` says, else in ``_build/cache``
 under the current folder; ``PHYSID_CACHE=off`` (or ``0``, ``none``) turns caching off. ``make
@@ -42,9 +42,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
+import inspect
 import os
+import platform
+import sys
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -57,12 +62,18 @@ __all__ = [
     "CACHE_DIR",
     "CACHE_ENV",
     "CACHE_OFF",
+    "KEY_PACKAGES",
     "SCHEDULER_ENV",
+    "VERSIONED_PACKAGE",
     "VERSION_DIGITS",
+    "Cached",
     "cache_location",
     "cached",
     "code_version",
+    "data_version",
+    "library_version",
     "memory",
+    "package_versions",
     "run_jobs",
     "scheduler_from_env",
 ]
@@ -81,6 +92,30 @@ CACHE_OFF = ("off", "0", "none")
 
 #: The length of a :func:`code_version` digest, in hexadecimal digits.
 VERSION_DIGITS = 16
+
+#: The package whose code (every module under it) keys every cached result.
+VERSIONED_PACKAGE = "physid"
+
+#: The packages whose installed versions key every cached result: the library's runtime
+#: dependencies (``pyproject.toml``; a test keeps the two lists in step) and cvxpy, which
+#: cvxpylayers brings and Part III's reference solver calls.
+KEY_PACKAGES = (
+    "torch",
+    "numpy",
+    "scipy",
+    "matplotlib",
+    "pybullet",
+    "cvxpylayers",
+    "cvxpy",
+    "tqdm",
+    "joblib",
+    "pyyaml",
+    "emcee",
+    "pyro-ppl",
+    "scikit-learn",
+    "cma",
+    "dask",
+)
 
 
 def scheduler_from_env() -> str | None:
@@ -214,23 +249,132 @@ def memory() -> joblib.Memory:
     return joblib.Memory(location=None if location is None else str(location), verbose=0)
 
 
-def cached(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` with its results kept in the disk cache, keyed by ``fn`` and all its arguments.
+def package_versions() -> dict[str, str]:
+    """The installed version of each package of :data:`KEY_PACKAGES` (``"absent"`` if none)
+    and of Python: part of every cache key."""
+    versions = {"python": platform.python_version()}
+    for name in KEY_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "absent"
+    return versions
 
-    Use it as a decorator on a module-level function whose result depends only on its
-    arguments, given as plain data and numpy arrays: joblib hashes a torch tensor differently
-    on every call, so a tensor argument would never hit the cache. The cache's location (and
-    whether it is on) is read at each call, from ``PHYSID_CACHE``. The wrapped function keeps
-    ``fn``'s name and docstring.
+
+def library_version() -> str:
+    """:func:`code_version` of the whole library (the package :data:`VERSIONED_PACKAGE`): any
+    edit of any of its modules changes it, so a cached result never outlives the code that
+    computed it, whatever that code calls."""
+    return code_version(importlib.import_module(VERSIONED_PACKAGE))
+
+
+#: The content digests of data files already read, by (path, size, modification time).
+_FILE_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _file_digest(path: Path) -> str:
+    status = path.stat()
+    key = (str(path.resolve()), status.st_size, status.st_mtime_ns)
+    if key not in _FILE_DIGESTS:
+        _FILE_DIGESTS[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return _FILE_DIGESTS[key]
+
+
+def data_version(paths: Iterable[str | os.PathLike]) -> str:
+    """A short sha256 digest of the names and contents of the files ``paths`` (in any order);
+    a folder stands for every file under it. No files (a computation that read none, such as
+    a simulated stand-in for absent data) has a digest of its own."""
+    files: set[Path] = set()
+    for entry in paths:
+        if not isinstance(entry, str | os.PathLike):
+            raise TypeError(f"paths must be file or folder paths, got {entry!r}")
+        path = Path(entry)
+        if path.is_dir():
+            files.update(f for f in path.rglob("*") if f.is_file())
+        elif path.is_file():
+            files.add(path)
+        else:
+            raise ValueError(f"paths must name existing files or folders, got {str(entry)!r}")
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.name.encode() + b"\0" + _file_digest(path).encode() + b"\0")
+    return digest.hexdigest()[:VERSION_DIGITS]
+
+
+def _evaluate(fn: Callable[..., Any], name: str, key: Mapping[str, Any],
+              arguments: Mapping[str, Any]) -> Any:
+    """``fn(**arguments)``: what the disk cache stores, keyed by all but ``fn`` (``name``
+    stands for it)."""
+    del name, key  # parts of the cache key only
+    return fn(**arguments)
+
+
+class Cached:
+    """A function whose results the disk cache keeps (made by :func:`cached`).
+
+    A call ``f(*args, **kwargs)`` is looked up by :meth:`key`: the function's qualified name,
+    every argument (bound to the signature, defaults filled in), :func:`library_version`,
+    :func:`package_versions` and :func:`data_version` of the files ``reads(*args, **kwargs)``
+    names. Whatever else the result depends on must be one of these.
     """
+
+    def __init__(self, fn: Callable[..., Any], reads: Callable[..., Iterable[Any]] | None):
+        self.fn = fn
+        self.reads = reads
+        self.signature = inspect.signature(fn)
+        self.name = f"{fn.__module__}.{fn.__qualname__}"
+        functools.update_wrapper(self, fn)
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        # A decorated module-level function travels to worker processes by name (as a plain
+        # one does); one made by cached(f) under another name, as its function and reads.
+        module = sys.modules.get(self.fn.__module__)
+        if getattr(module, self.fn.__qualname__, None) is self:
+            return self.fn.__qualname__
+        return (Cached, (self.fn, self.reads))
+
+    def arguments(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The call's arguments by name, defaults filled in (a TypeError if they do not bind)."""
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def key(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Everything a call's cached result is looked up by, besides its arguments."""
+        reads = () if self.reads is None else self.reads(*args, **kwargs)
+        return {
+            "code": library_version(),
+            "packages": package_versions(),
+            "data": data_version(reads),
+        }
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        arguments = self.arguments(*args, **kwargs)
+        key = self.key(*args, **kwargs)
+        cache = memory().cache(_evaluate, ignore=["fn"])
+        return cache(self.fn, self.name, key, arguments)
+
+
+def cached(
+    fn: Callable[..., Any] | None = None, *, reads: Callable[..., Iterable[Any]] | None = None
+) -> Any:
+    """``fn`` with its results kept in the disk cache, keyed completely (:class:`Cached`).
+
+    Use it as a decorator, ``@cached`` or ``@cached(reads=files)``, on a module-level
+    function whose result depends only on its arguments, the library's code, the packages of
+    :data:`KEY_PACKAGES` and the data files it reads: ``reads`` takes the function's
+    arguments and returns the paths of those files (or folders), whose contents then key the
+    result too. Arguments must be plain data and numpy arrays: joblib hashes a torch tensor
+    differently on every call, so a tensor argument would never hit the cache. The cache's
+    location (and whether it is on) is read at each call, from ``PHYSID_CACHE``.
+    """
+    if reads is not None and not callable(reads):
+        raise TypeError(f"reads must be callable, got {type(reads).__name__}")
+    if fn is None:
+        return lambda function: cached(function, reads=reads)
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-
-    @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return memory().cache(fn)(*args, **kwargs)
-
-    return call
+    return Cached(fn, reads)
 
 
 def _sources(module: types.ModuleType) -> list[tuple[str, bytes]]:

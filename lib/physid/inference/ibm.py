@@ -70,6 +70,7 @@ __all__ = [
     "DT",
     "ENVIRONMENT_VARIABLE",
     "MIN_ROWS",
+    "NO_DATA",
     "PROJECT_RUNS",
     "RATE",
     "SHARED_CAMERA_RUNS",
@@ -80,6 +81,7 @@ __all__ = [
     "Run",
     "available_runs",
     "data_dir",
+    "data_files",
     "joint_angles",
     "load_run",
     "read_markers",
@@ -99,6 +101,9 @@ DT = 1 / RATE
 #: The environment variable that names the folder of ``<run>.csv`` files (it overrides the
 #: repository's ``data/ibm-double-pendulum/original``).
 ENVIRONMENT_VARIABLE = "PHYSID_IBM_DATA"
+
+#: The values of ``PHYSID_IBM_DATA`` (in any case) that ask for no data: the stand-in.
+NO_DATA = ("off", "none")
 
 #: The fewest rows a run file may have; a shorter one is treated as truncated.
 MIN_ROWS = 10
@@ -148,13 +153,20 @@ _LEAD = 8
 # -- where the data are --------------------------------------------------------------------------
 
 
-def _has_runs(folder: Path) -> bool:
+def _run_files(folder: Path) -> dict[int, Path]:
+    """The ``<run>.csv`` files of ``folder`` by run number; a zero-padded name (``03.csv``,
+    which :func:`load_run` would never open, or a second file for run 3) is a ValueError."""
     try:
-        return folder.is_dir() and any(
-            _RUN_FILE.fullmatch(p.name) and p.is_file() for p in folder.iterdir()
-        )
+        found = [(m, p) for p in folder.iterdir() if (m := _RUN_FILE.fullmatch(p.name))]
     except OSError:
-        return False
+        return {}
+    padded = sorted(p.name for m, p in found if m.group(1) != str(int(m.group(1))))
+    if padded:
+        raise ValueError(
+            f"the data folder {folder} holds zero-padded run files {padded}: runs are read "
+            f"as <run>.csv (3.csv, not 03.csv); rename them"
+        )
+    return {int(m.group(1)): p for m, p in found if p.is_file()}
 
 
 def _repo_roots() -> list[Path]:
@@ -172,19 +184,30 @@ def data_dir() -> Path | None:
     """The folder holding the ``<run>.csv`` files, or None where there is none.
 
     The environment variable ``PHYSID_IBM_DATA`` (:data:`ENVIRONMENT_VARIABLE`) if it is set
-    (and then only it); else ``data/ibm-double-pendulum/original`` (or its subfolder
+    (and then only it): a folder, which must hold at least one ``<run>.csv`` (else a
+    ValueError, not a silent stand-in), or ``off`` (:data:`NO_DATA`) for no data even where
+    they are present. Else ``data/ibm-double-pendulum/original`` (or its subfolder
     ``dpc_dataset_csv``, the layout of the public copy) under the repository root, the folder
     holding ``pyproject.toml`` found upward from this module and from the current working
-    directory. A folder counts only if it holds at least one ``<run>.csv``.
+    directory, if it holds a ``<run>.csv``. A folder with zero-padded run files is refused.
     """
-    override = os.environ.get(ENVIRONMENT_VARIABLE)
+    override = os.environ.get(ENVIRONMENT_VARIABLE, "").strip()
+    if override.lower() in NO_DATA:
+        return None
     if override:
         folder = Path(override).expanduser()
-        return folder if _has_runs(folder) else None
+        if not folder.is_dir():
+            raise ValueError(f"{ENVIRONMENT_VARIABLE} must name a folder, got {override!r}")
+        if not _run_files(folder):
+            raise ValueError(
+                f"{ENVIRONMENT_VARIABLE} names {override!r}, which holds no <run>.csv file "
+                f"(set it to 'off' to run on the simulated stand-in)"
+            )
+        return folder
     for root in _repo_roots():
         original = root / "data" / "ibm-double-pendulum" / "original"
         for folder in (original, original / "dpc_dataset_csv"):
-            if _has_runs(folder):
+            if folder.is_dir() and _run_files(folder):
                 return folder
     return None
 
@@ -203,11 +226,19 @@ def _check_directory(directory: str | Path | None) -> Path | None:
 def available_runs(directory: str | Path | None = None) -> tuple[int, ...]:
     """The run numbers with a ``<run>.csv`` in ``directory`` (default :func:`data_dir`),
     sorted; empty when there is no data folder."""
+    return tuple(sorted(_runs(directory)))
+
+
+def data_files(directory: str | Path | None = None) -> tuple[Path, ...]:
+    """The ``<run>.csv`` files of ``directory`` (default :func:`data_dir`) in run order: what
+    a computation on the data reads (empty when there is no data folder)."""
+    runs = _runs(directory)
+    return tuple(runs[number] for number in sorted(runs))
+
+
+def _runs(directory: str | Path | None) -> dict[int, Path]:
     folder = _check_directory(directory)
-    if folder is None:
-        return ()
-    found = (_RUN_FILE.fullmatch(p.name) for p in folder.iterdir() if p.is_file())
-    return tuple(sorted(int(m.group(1)) for m in found if m))
+    return {} if folder is None else _run_files(folder)
 
 
 # -- reading a run --------------------------------------------------------------------------------

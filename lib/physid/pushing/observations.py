@@ -11,8 +11,8 @@ pybullet, the book's "real world".
   positions, the object's pose and its twist at every observation time, what a restart of
   Eq. (1) needs;
 * :func:`make_experiment`: one experiment of §7.2: a ground truth, training and test pushes,
-  observed; the pybullet runs are cached on disk (:func:`physid.core.sweeps.memory`), keyed by the
-  object, the map, the pushes and the settings.
+  observed; the pybullet runs are cached on disk (:func:`physid.core.sweeps.cached`), keyed by the
+  object, the map, the pushes, the settings, the library's code and the package versions.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import torch
 from torch import Tensor
 
 from physid.core.seeds import name_stream
-from physid.core.sweeps import memory
+from physid.core.sweeps import cached
 from physid.core.validate import check_choice, check_count, check_positive, check_seed, check_tensor
 from physid.pushing.bullet import BULLET_DT, simulate_bullet
 from physid.pushing.finger import FINGER, SLIDE_TOLERANCE, _contact_events, contact_events
@@ -166,8 +166,7 @@ class Observations:
                        assumptions_hold=self.assumptions_hold[index])
 
 
-# joblib keys the disk cache on this function's source (docstring included): editing it
-# discards every cached pybullet run.
+@cached
 def _bullet_run(name: str, cell_side: float, grid: np.ndarray, regions: tuple[str, ...],
                 pushes: tuple[Push, ...], masses: np.ndarray, frictions: np.ndarray,
                 times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -203,8 +202,9 @@ def observe(obj: CellObject, pushes: Sequence[Push], masses: Tensor, frictions: 
     ``world`` and observe them every :data:`OBSERVATION_PERIOD` s, with one more sample a time
     step before each time for the twist: ``"bullet"`` is pybullet
     (:func:`physid.pushing.bullet.simulate_bullet`, cached on disk by the run's full
-    configuration, :func:`physid.core.sweeps.memory`), ``"rigid"`` is formulation 2 itself (no
-    model gap, and no link limit: for timings).
+    configuration, the library's code and the package versions,
+    :func:`physid.core.sweeps.cached`), ``"rigid"`` is formulation 2 itself (no model gap, and
+    no link limit: for timings).
     """
     check_object(obj)
     step = WORLDS[check_choice("world", world, sorted(WORLDS))]
@@ -226,9 +226,8 @@ def observe(obj: CellObject, pushes: Sequence[Push], masses: Tensor, frictions: 
     ticks = round(OBSERVATION_PERIOD / step)  # time steps per observation
     steps = np.unique(np.concatenate([ticks * np.arange(n + 1), ticks * np.arange(1, n + 1) - 1]))
     if world == "bullet":
-        raw, flags = memory().cache(_bullet_run)(obj.name, obj.cell_side, obj.grid,
-                                                 obj.regions, pushes, masses.numpy(),
-                                                 frictions.numpy(), steps * step)
+        raw, flags = _bullet_run(obj.name, obj.cell_side, obj.grid, obj.regions, pushes,
+                                 masses.numpy(), frictions.numpy(), steps * step)
     else:
         raw, flags = _engine_run(obj, pushes, masses, frictions, steps * step)
     raw = torch.as_tensor(raw)

@@ -72,6 +72,33 @@ def test_runs_are_deterministic_and_cover_table_two():
     assert again.metrics == runs[3].metrics
 
 
+def test_a_cached_run_knows_the_data_it_read(monkeypatch, tmp_path):
+    """The stand-in's run, then the data's, with the cache on: the data's are computed, not
+    the stand-in's returned (the cache key holds the recordings read, or that there were
+    none); and editing a recording recomputes."""
+    if ibm.data_dir() is None:
+        pytest.skip("the IBM data are not here (make data)")
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for path in ibm.data_files()[:13]:
+        (folder / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setenv("PHYSID_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(ibm.ENVIRONMENT_VARIABLE, "off")
+    stand_in = rp.run_estimator("SGLD", "single", QUICK, iterations=2)
+    monkeypatch.setenv(ibm.ENVIRONMENT_VARIABLE, str(folder))
+    data = rp.run_estimator("SGLD", "single", QUICK, iterations=2)
+    assert data.loglik != stand_in.loglik
+    assert not np.array_equal(data.theta, stand_in.theta)
+    assert rp.run_estimator("SGLD", "single", QUICK, iterations=2).loglik == data.loglik
+    reference = folder / "2.csv"
+    lines = reference.read_text().splitlines()
+    row = [int(v) for v in lines[ibm.START + 1].split(",")]
+    row[4:] = [v + 40 for v in row[4:]]  # the tip moves: link 2's angle changes
+    lines[ibm.START + 1] = ",".join(map(str, row))
+    reference.write_text("\n".join(lines) + "\n")
+    assert rp.run_estimator("SGLD", "single", QUICK, iterations=2).loglik != data.loglik
+
+
 def test_emcee_on_multiple_shooting_starts_and_runs():
     run = rp.run_estimator("Emcee", "multiple", QUICK)
     dim = 11 + 4 * (QUICK.windows - 1)

@@ -25,9 +25,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
-import physid.inference
 from physid.core.scales import Sizes, SizeTable, expect_sizes
-from physid.core.sweeps import cached, code_version, run_jobs
+from physid.core.sweeps import cached, run_jobs
 from physid.core.target import Limits
 from physid.core.threads import one_torch_thread
 from physid.core.validate import (
@@ -146,7 +145,7 @@ SIZES = SizeTable(
 
 
 @cached
-def _recording(weights: dict | None, noise: float, seed: int, version: str) -> BoxRecording:
+def _recording(weights: dict | None, noise: float, seed: int) -> BoxRecording:
     return record(TRUE_BOX, weights, noise=noise, seed=seed)
 
 
@@ -195,14 +194,13 @@ def box_problem(
     its truth). The pybullet recordings are cached on disk."""
     phase = check_choice("phase", phase, (1, 2))
     seed = check_seed("seed", seed)
-    version = code_version(physid.inference.panda)
     if phase == 1:
         if box is not None or weights is not None:
             raise ValueError(
                 f"box and weights must be None in phase 1 (the empty box is estimated), got "
                 f"box={box!r}, weights={weights!r}"
             )
-        recording = _recording(None, NOISE, seed, version)
+        recording = _recording(None, NOISE, seed)
         model = ShakenBox(names=tuple(PHASE1_LIMITS))
         return BoxProblem(recording, model, Limits.from_dict(PHASE1_LIMITS))
     fixed = dict(TRUE_BOX if box is None else box)
@@ -212,7 +210,7 @@ def box_problem(
     weights = dict(TRUE_WEIGHTS if weights is None else weights)
     if sorted(weights) != sorted(PHASE2_LIMITS):
         raise ValueError(f"weights must give {tuple(PHASE2_LIMITS)}, got {weights!r}")
-    recording = _recording(weights, NOISE, seed, version)
+    recording = _recording(weights, NOISE, seed)
     model = ShakenBox(names=tuple(PHASE2_LIMITS), with_weights=True, fixed=fixed)
     return BoxProblem(recording, model, Limits.from_dict(PHASE2_LIMITS))
 
@@ -252,7 +250,7 @@ def _point_errors(problem: BoxProblem, theta: np.ndarray) -> np.ndarray:
 
 
 @cached
-def _phase_one(sizes: dict, seed: int, version: str) -> PhaseOne:
+def _phase_one(sizes: dict, seed: int) -> PhaseOne:
     s = BoxSizes(**sizes)
     with one_torch_thread():
         problem = box_problem(1, seed=seed)
@@ -303,7 +301,7 @@ class _Run:
 def identify_box(s: BoxSizes, seed: int = 0) -> PhaseOne:
     """Phase I: CSVGD on the empty box's recording (cached on disk)."""
     s = expect_sizes(s, BoxSizes)
-    return _phase_one(asdict(s), check_seed("seed", seed), code_version(physid.inference))
+    return _phase_one(asdict(s), check_seed("seed", seed))
 
 
 @dataclass
@@ -319,7 +317,7 @@ class WeightRun:
 
 
 @cached
-def _phase_two(name: str, sizes: dict, box: dict, seed: int, version: str) -> WeightRun:
+def _phase_two(name: str, sizes: dict, box: dict, seed: int) -> WeightRun:
     s = BoxSizes(**sizes)
     iterations = {"NUTS": s.nuts_iterations, "SGLD": s.sgld_iterations}.get(name, s.iterations)
     settings = estimator_settings(name, _Run(s.scale, iterations, s.windows))
@@ -350,17 +348,8 @@ def locate_weights(
     if not isinstance(box, dict):
         raise TypeError(f"box must be a dict of the box's parameters, got {box!r}")
     estimators = check_choices("estimators", estimators, ESTIMATORS)
-    version = code_version(physid.inference)
-    jobs = [
-        {
-            "name": e,
-            "sizes": asdict(s),
-            "box": dict(box),
-            "seed": check_seed("seed", seed),
-            "version": version,
-        }
-        for e in estimators
-    ]
+    seed = check_seed("seed", seed)
+    jobs = [{"name": e, "sizes": asdict(s), "box": dict(box), "seed": seed} for e in estimators]
     return run_jobs(_phase_two, jobs, s.n_jobs, scheduler, desc="shaken box")
 
 

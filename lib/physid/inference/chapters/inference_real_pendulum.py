@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
 
-import physid.inference
 from physid.core.scales import Sizes, SizeTable, expect_sizes
-from physid.core.sweeps import cached, code_version, run_jobs
+from physid.core.sweeps import cached, run_jobs
 from physid.core.target import Limits
 from physid.core.threads import one_torch_thread
 from physid.core.validate import check_array, check_choice, check_choices, check_count, check_seed
@@ -316,7 +316,13 @@ class RealRun:
     diagnostics: dict = field(default_factory=dict)
 
 
-@cached
+def _recordings(*args: object, **kwargs: object) -> tuple[Path, ...]:
+    """The recordings a run reads (:func:`physid.inference.ibm.data_files`): none for the
+    simulated stand-in."""
+    return ibm.data_files()
+
+
+@cached(reads=_recordings)
 def _run(
     family: str,
     name: str,
@@ -325,7 +331,6 @@ def _run(
     seed: int,
     iterations: int | None,
     options: dict,
-    version: str,
 ) -> RealRun:
     s = RealSizes(**sizes)
     settings = estimator_settings(name, s, shooting)
@@ -370,8 +375,9 @@ def run_estimator(
     evaluate it on the held-out trajectories.
 
     ``family`` labels the run (default: ``name``); ``iterations`` overrides the registered run
-    length; ``options`` go to the estimator. One thread; cached on disk by all of these and the
-    code of :mod:`physid.inference`.
+    length; ``options`` go to the estimator. One thread; cached on disk by all of these, the
+    recordings read (or that there were none), the library's code and the package versions
+    (:func:`physid.core.sweeps.cached`).
     """
     s = expect_sizes(s, RealSizes)
     shooting = check_choice("shooting", shooting, SHOOTINGS)
@@ -382,8 +388,7 @@ def run_estimator(
     if not isinstance(family, str):
         raise TypeError(f"family must be a string, got {family!r}")
     return _run(
-        family, name, shooting, asdict(s), check_seed("seed", seed), iterations, dict(options),
-        code_version(physid.inference),
+        family, name, shooting, asdict(s), check_seed("seed", seed), iterations, dict(options)
     )
 
 
