@@ -9,6 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from physid.book import runner
+from physid.book.provenance import RunRecord, load_record, write_text_atomic
 from physid.book.runner import (
     BuildError,
     ChapterError,
@@ -16,6 +18,7 @@ from physid.book.runner import (
     execute_chapter,
     read_toc,
     run_book,
+    summary,
 )
 
 HEADER = textwrap.dedent(
@@ -98,6 +101,93 @@ def test_a_good_book_runs_and_collects_claims_and_figures(tmp_path):
     chapter = (tmp_path / "_build" / "html" / "book" / "chapter.html").read_text()
     assert 'The answer is <span class="pasted-text">42</span>' in chapter
     assert "papermill" in json.loads(run.notebook.read_text())["metadata"]
+    record = load_record(tmp_path / "_build" / "reproduction" / "run.json")
+    assert record == book.record
+    assert (record.status, record.scale, record.seed) == ("complete", "quick", 3)
+    assert record.error is None
+    assert record.commit == "unknown"  # the miniature book is no git checkout
+    assert "These results come from the run of commit unknown, scale quick, seed 3" in report
+    assert f"run: {record.describe()}" in summary(book) and "complete" in record.describe()
+
+
+def previous_run(build_dir: Path) -> list[Path]:
+    """The outputs an earlier, complete run left in ``build_dir``."""
+    outputs = [
+        build_dir / "reproduction" / "claims.json",
+        build_dir / "html" / "index.html",
+        build_dir / "executed" / "book" / "chapter.ipynb",
+        build_dir / "figures" / "chapter" / "fig-old.png",
+        build_dir / "source" / "book" / "chapter.ipynb",
+    ]
+    for path in outputs:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("from the previous run")
+    (build_dir / "cache").mkdir()
+    return outputs
+
+
+def test_a_failed_run_leaves_nothing_that_looks_current(tmp_path):
+    build_dir = tmp_path / "_build"
+    old = previous_run(build_dir)
+    root = make_book(tmp_path / "mini", body="\n```{code-cell} ipython3\nratio = 1 / 0\n```\n")
+    with pytest.raises(ChapterError):
+        run_book(root, scale="quick", build_dir=build_dir)
+    left = [path for path in old if path.exists() and path.read_text() == "from the previous run"]
+    assert left == []
+    assert not (build_dir / "reproduction" / "claims.json").exists()
+    assert not (build_dir / "html").exists()
+    assert (build_dir / "cache").is_dir()  # the disk cache is kept
+    record = load_record(build_dir / "reproduction" / "run.json")
+    assert record.status == "failed" and record.finished is not None
+    assert record.error.startswith("ChapterError: chapter 'book/chapter' failed")
+    assert "failed" in record.describe() and "ZeroDivisionError" in record.describe()
+
+
+def test_an_interrupted_run_is_marked_and_a_killed_one_stays_running(tmp_path, monkeypatch):
+    build_dir = tmp_path / "_build"
+    old = previous_run(build_dir)
+    root = make_book(tmp_path / "mini")
+    seen = []
+
+    def interrupted(page, scale, seed, build_dir):
+        # What a run killed here (no chance to end its record) would leave behind.
+        seen.append(load_record(build_dir / "reproduction" / "run.json"))
+        seen.append(sorted(p.relative_to(build_dir).as_posix() for p in build_dir.rglob("*")))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "execute_chapter", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_book(root, scale="quick", seed=1, build_dir=build_dir)
+    killed, files = seen
+    assert killed.status == "running" and "incomplete" in killed.describe()
+    assert files == ["cache", "reproduction", "reproduction/run.json"]
+    assert not any(path.exists() for path in old)
+    record = load_record(build_dir / "reproduction" / "run.json")
+    assert (record.status, record.error, record.seed) == ("failed", "KeyboardInterrupt", 1)
+
+
+def test_a_rerun_chapter_keeps_no_figure_of_its_last_run(tmp_path):
+    root = make_book(tmp_path / "mini")
+    stale = tmp_path / "_build" / "figures" / "chapter" / "fig-gone.png"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"old")
+    run = execute_chapter(read_toc(root)[1], "quick", 0, tmp_path / "_build")
+    assert sorted(p.name for p in stale.parent.iterdir()) == ["fig-line.png"]
+    assert run.figures == [stale.parent / "fig-line.png"]
+
+
+def test_claims_are_written_whole_or_not_at_all(tmp_path):
+    path = tmp_path / "reproduction" / "claims.json"
+    write_text_atomic(path, "[1, 2]")
+    with pytest.raises(TypeError):
+        write_text_atomic(path, None)
+    assert path.read_text() == "[1, 2]"
+    assert [p.name for p in path.parent.iterdir()] == ["claims.json"]
+
+
+def test_a_run_record_refuses_an_unknown_status():
+    with pytest.raises(ValueError, match="status.*'done'"):
+        RunRecord("abc", "quick", 0, "now", status="done")
 
 
 def test_a_toc_entry_with_no_file_names_the_chapter(tmp_path):
@@ -158,6 +248,16 @@ def test_build_dir_must_be_named_build(tmp_path):
     root = make_book(tmp_path / "mini")
     with pytest.raises(ValueError, match="build_dir"):
         run_book(root, scale="quick", build_dir=tmp_path / "out")
+
+
+@pytest.mark.parametrize(("scale", "seed", "match"), [("huge", 0, "huge"), ("quick", -1, "seed")])
+def test_bad_arguments_remove_nothing(tmp_path, scale, seed, match):
+    build_dir = tmp_path / "_build"
+    old = previous_run(build_dir)
+    root = make_book(tmp_path / "mini")
+    with pytest.raises(ValueError, match=match):
+        run_book(root, scale=scale, seed=seed, build_dir=build_dir)
+    assert all(path.exists() for path in old)
 
 
 PROGRESS_BODY = textwrap.dedent(

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from physid.book.provenance import write_text_atomic
 from physid.core.scales import check_scale
 
 #: Output-metadata key under which an executed notebook carries a claim.
@@ -230,11 +231,11 @@ def check_unique(claims: Iterable[Claim]) -> None:
 
 
 def write_claims(claims: Sequence[Claim], path: Path) -> Path:
-    """Write ``claims`` as a JSON list to ``path`` (creating its folder)."""
+    """Write ``claims`` as a JSON list to ``path`` (creating its folder), whole or not at all
+    (:func:`~physid.book.provenance.write_text_atomic`)."""
     check_unique(claims)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps([c.as_dict() for c in claims], indent=2, ensure_ascii=False))
-    return path
+    text = json.dumps([c.as_dict() for c in claims], indent=2, ensure_ascii=False)
+    return write_text_atomic(Path(path), text)
 
 
 def load_claims(path: Path) -> list[Claim]:
@@ -246,15 +247,18 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def report_markdown(claims: Sequence[Claim]) -> str:
+def report_markdown(claims: Sequence[Claim], run: str | None = None) -> str:
     """The claims as MyST Markdown: one table per paper, the verdict (✓ / ✗) first.
 
     Each claim links to the section that checks it; a claim that does not hold shows its
-    ``why`` under the statement.
+    ``why`` under the statement. ``run`` (a
+    :meth:`~physid.book.provenance.RunRecord.identity` phrase) says which run of the book the
+    claims come from.
     """
+    head = [] if run is None else [f"These results come from the run of {run}.", ""]
     if not claims:
-        return "No chapter recorded a claim in this run.\n"
-    lines = [summary_line(claims), ""]
+        return "\n".join([*head, "No chapter recorded a claim in this run.", ""])
+    lines = [*head, summary_line(claims), ""]
     for source, title in PAPERS.items():
         group = [c for c in claims if c.source == source]
         if not group:

@@ -54,9 +54,10 @@ from physid.book.claims import (
     write_claims,
 )
 from physid.book.errors import BuildError, ChapterError
+from physid.book.provenance import RunRecord
 from physid.book.vendor import fetch_vendor
 from physid.core.scales import check_scale
-from physid.core.validate import check_count
+from physid.core.validate import check_count, check_seed
 
 #: The page whose staged copy receives the claim tables.
 REPORT_DOCNAME = "book/report"
@@ -241,6 +242,11 @@ def execute_chapter(
         raise ValueError(f"chapter {page.docname!r} is not a notebook (it has no kernelspec)")
     parameters_cell(nb, page.docname)
     out = Path(build_dir) / "executed" / f"{page.docname}.ipynb"
+    figure_dir = Path(build_dir) / "figures" / Path(page.docname).name
+    # Nothing of an earlier run of this chapter survives this one, whatever happens to it.
+    out.unlink(missing_ok=True)
+    if figure_dir.exists():
+        shutil.rmtree(figure_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(1, ATTEMPTS + 1):
         start = time.perf_counter()
@@ -268,7 +274,6 @@ def execute_chapter(
     seconds = time.perf_counter() - start
     executed = nbformat.read(out, as_version=4)
     figures = []
-    figure_dir = Path(build_dir) / "figures" / Path(page.docname).name
     for name, png in _glued_figures(executed):
         figure_dir.mkdir(parents=True, exist_ok=True)
         path = figure_dir / f"{name}.png"
@@ -381,11 +386,13 @@ def stage_book(
     runs: Sequence[ChapterRun],
     claims: Sequence[Claim],
     stage: Path,
+    record: RunRecord | None = None,
 ) -> Path:
     """Lay out the book to build: the root's config, the executed chapters, the other pages.
 
     The staged ``_config.yml`` turns execution off (the chapters are already executed), and
-    the staged report page ends with the claim tables of :func:`physid.book.claims.report_markdown`.
+    the staged report page ends with the claim tables of :func:`physid.book.claims.report_markdown`
+    (headed by the run they come from, ``record``, when given).
     """
     root, stage = Path(root), Path(stage)
     if stage.exists():
@@ -408,7 +415,8 @@ def stage_book(
             drop_progress_outputs(nb)
             nbformat.write(nb, target.with_suffix(".ipynb"))
         elif page.docname == REPORT_DOCNAME:
-            text = page.path.read_text().rstrip() + "\n\n" + report_markdown(claims)
+            run = None if record is None else record.identity()
+            text = page.path.read_text().rstrip() + "\n\n" + report_markdown(claims, run)
             target.with_suffix(".md").write_text(text)
         else:
             shutil.copy2(page.path, target.with_suffix(".md"))
@@ -455,36 +463,79 @@ def build_html(stage: Path, build_dir: Path) -> Path:
 
 @dataclass(frozen=True)
 class BookRun:
-    """Everything one run of the book produced."""
+    """Everything one run of the book produced, and the record of that run."""
 
     index: Path
     claims_path: Path
     runs: list[ChapterRun]
     claims: list[Claim]
+    record: RunRecord | None = None
+
+
+#: What a run of the book writes under its build folder; a new run removes them all first
+#: (the disk cache, ``cache/``, and the browser test's screenshots stay).
+OUTPUTS = (
+    "executed",
+    "figures",
+    "source",
+    "html",
+    ".doctrees",
+    "reproduction",
+    "jupyter-book.log",
+)
+
+
+def clear_outputs(build_dir: Path) -> None:
+    """Remove every output of an earlier run from ``build_dir`` (:data:`OUTPUTS`)."""
+    for name in OUTPUTS:
+        path = Path(build_dir) / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def run_book(
     root: Path = Path("."), scale: str = "default", seed: int = 0, build_dir: Path | None = None
 ) -> BookRun:
-    """Execute every chapter of ``root/_toc.yml`` at ``scale``, then build the HTML book."""
+    """Execute every chapter of ``root/_toc.yml`` at ``scale``, then build the HTML book.
+
+    The outputs are transactional: the run first removes every output of an earlier one
+    (:func:`clear_outputs`) and records itself in ``reproduction/run.json`` as running
+    (:class:`~physid.book.provenance.RunRecord`); ``claims.json`` is written whole or not at
+    all, and the record ends as ``complete``, or ``failed`` with the error (also on an
+    interrupt). A killed run leaves ``running`` and no claims.
+    """
     from tqdm.auto import tqdm
 
+    check_scale(scale)
+    seed = check_seed("seed", seed)
     root = Path(root).resolve()
     build_dir = Path(build_dir).resolve() if build_dir else root / "_build"
     if build_dir.name != "_build":
         raise ValueError(f"build_dir must be a folder named _build, got {str(build_dir)!r}")
     pages = read_toc(root)
     chapters = [page for page in pages if page.is_notebook]
-    runs = []
-    with tqdm(chapters, desc=f"chapters ({scale})", unit="chapter") as bar:
-        for page in bar:
-            bar.set_postfix_str(page.docname)
-            runs.append(execute_chapter(page, scale, seed, build_dir))
-    claims = [claim for run in runs for claim in run.claims]
-    claims_path = write_claims(claims, build_dir / "reproduction" / "claims.json")
-    stage = stage_book(root, pages, runs, claims, build_dir / "source")
-    index = build_html(stage, build_dir)
-    return BookRun(index=index, claims_path=claims_path, runs=runs, claims=claims)
+    clear_outputs(build_dir)
+    record_path = build_dir / "reproduction" / "run.json"
+    record = RunRecord.start(root, scale, seed)
+    record.write(record_path)
+    try:
+        runs = []
+        with tqdm(chapters, desc=f"chapters ({scale})", unit="chapter") as bar:
+            for page in bar:
+                bar.set_postfix_str(page.docname)
+                runs.append(execute_chapter(page, scale, seed, build_dir))
+        claims = [claim for run in runs for claim in run.claims]
+        claims_path = write_claims(claims, build_dir / "reproduction" / "claims.json")
+        stage = stage_book(root, pages, runs, claims, build_dir / "source", record)
+        index = build_html(stage, build_dir)
+    except BaseException as error:
+        record.end(error).write(record_path)
+        raise
+    record = record.end()
+    record.write(record_path)
+    return BookRun(index=index, claims_path=claims_path, runs=runs, claims=claims, record=record)
 
 
 def summary(book: BookRun) -> str:
@@ -493,7 +544,10 @@ def summary(book: BookRun) -> str:
     for run in book.runs:
         rerun = f"  (run {run.attempts} times: a cell stalled)" if run.attempts > 1 else ""
         lines.append(f"  {run.seconds:7.1f} s  {run.page.docname}{rerun}")
-    lines += ["", f"HTML: {book.index}", f"claims: {book.claims_path}", summary_line(book.claims)]
+    lines += ["", f"HTML: {book.index}", f"claims: {book.claims_path}"]
+    if book.record is not None:
+        lines.append(f"run: {book.record.describe()}")
+    lines.append(summary_line(book.claims))
     for source in PAPERS:
         group = [c for c in book.claims if c.source == source]
         if group:
