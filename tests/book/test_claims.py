@@ -62,13 +62,38 @@ def test_make_claim_rejects_bad_fields(field, value, message):
         make_claim(**{**GOOD, field: value})
 
 
+FAILING = {**GOOD, "holds": False, "why": "The model is coarser.", "cause": "open"}
+
+
 def test_a_failing_claim_needs_a_why():
     with pytest.raises(ValueError, match="why must say"):
-        make_claim(**{**GOOD, "holds": False})
+        make_claim(**{**FAILING, "why": ""})
     with pytest.raises(ValueError, match="why must say"):
-        make_claim(**{**GOOD, "holds": False, "why": "   "})
-    claim = make_claim(**{**GOOD, "holds": False, "why": " The model\n is coarser. "})
+        make_claim(**{**FAILING, "why": "   "})
+    claim = make_claim(**{**FAILING, "why": " The model\n is coarser. "})
     assert claim.why == "The model is coarser."
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"cause": ""}, r"cause must say whose failure.*\('paper', 'setup', 'open'\); got ''"),
+        ({"cause": "ours"}, "cause must say whose failure.*got 'ours'"),
+        ({"cause": "paper"}, "blames the paper, so ablation must be the MyST label"),
+        ({"cause": "paper", "ablation": "Not A Label"}, "ablation must be the MyST label"),
+        ({"cause": "setup", "ablation": "some-section"}, "the cause 'setup' takes none"),
+    ],
+)
+def test_a_failing_claim_says_whose_failure_it_is(fields, message):
+    with pytest.raises(ValueError, match=message):
+        make_claim(**{**FAILING, **fields})
+    claim = make_claim(**{**FAILING, "cause": "paper", "ablation": "the-ablation"})
+    assert (claim.cause, claim.ablation) == ("paper", "the-ablation")
+
+
+def test_a_holding_claim_takes_no_cause():
+    with pytest.raises(ValueError, match="holds, so it takes no cause"):
+        make_claim(**{**GOOD, "cause": "open"})
 
 
 def test_record_claim_emits_markdown_and_json(capsys):
@@ -104,16 +129,24 @@ def test_duplicate_ids_name_both_chapters():
 
 
 def test_report_groups_by_paper_with_verdict_first_and_links():
-    song = make_claim(
-        **{**GOOD, "id": "song2020-a", "statement": "x | y", "holds": False, "why": "Round."}
+    song = make_claim(**{**FAILING, "id": "song2020-a", "statement": "x | y", "why": "Round."})
+    blamed = make_claim(
+        **{**FAILING, "id": "zhong2021-b", "cause": "paper", "ablation": "the-ablation"}
     )
     tut = make_claim(**GOOD)
-    text = report_markdown([tut, song])
+    text = report_markdown([tut, song, blamed], run="commit abc, scale quick")
+    assert text.startswith("These results come from the run of commit abc, scale quick.")
     assert text.index("Song & Boularias") < text.index("tutorial chapters")
-    assert "* - ✗\n  - x | y" in text and "* - ✓\n" in text
-    assert "**Does not hold:** Round." in text
+    assert "* - ✗ open\n  - x | y" in text and "* - ✓\n" in text
+    assert "* - ✗ the paper's\n" in text
+    assert "**Does not hold** (open): Round." in text
+    assert "The ablation: {ref}`the-ablation`." in text
     assert "`song2020-a`: {ref}`some-section`" in text
-    assert summary_line([tut, song]) == "2 claims: 1 hold, 1 do not (song2020-a)."
+    assert summary_line([tut, song, blamed]) == (
+        "3 claims: 1 hold, 2 do not (song2020-a, zhong2021-b): "
+        "1 the paper's, 0 our set-up's, 1 open."
+    )
+    assert summary_line([tut]) == "1 claims: 1 hold, 0 do not."
     assert "No chapter recorded" in report_markdown([])
 
 
@@ -129,8 +162,11 @@ def test_a_verdict_is_recorded_with_its_numbers_in_one_call(capsys, monkeypatch)
     glued = {}
     monkeypatch.setattr(display, "glue_number", lambda name, value: glued.setdefault(name, value))
     fields = {k: v for k, v in GOOD.items() if k not in ("scale", "section")}
+    fields["cause"] = "setup"  # a holding claim drops it
     claim = record(Verdict(**fields, numbers={"gap_mm": 0.25}), "quick", "some-section")
     assert claim == make_claim(**GOOD) and glued == {"gap_mm": 0.25}
+    failing = record(Verdict(**{**fields, "holds": False, "why": "Far."}), "quick", "s")
+    assert (failing.cause, failing.why) == ("setup", "Far.")
     assert "tutorial-some-thing" in capsys.readouterr().out
     # A failing verdict without a reason is refused before anything is glued.
     glued.clear()

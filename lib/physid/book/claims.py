@@ -9,6 +9,12 @@ the chapter as a short Markdown line, and carried in that output's metadata unde
 :data:`CLAIM_KEY`. The book runner (:mod:`physid.book.runner`) collects these from every executed
 chapter into ``_build/reproduction/claims.json``, and :func:`report_markdown` renders them as
 the tables of the "Reproduction report" page.
+
+A claim that does not hold says whose failure it is, one of :data:`CAUSES`: ``"paper"`` (an
+ablation in the book, the section ``ablation``, shows that the paper's method, model or set-up
+is responsible), ``"setup"`` (a choice of this book, a defect to fix: its ``why`` says what
+would fix it) or ``"open"`` (the two are not yet separated). The report shows the cause beside
+the verdict and counts each class.
 """
 
 from __future__ import annotations
@@ -38,6 +44,13 @@ PAPERS: dict[str, str] = {
     "tutorial": "The book's own tutorial chapters",
 }
 
+#: Whose failure a claim that does not hold is, and how the report names each.
+CAUSES: dict[str, str] = {
+    "paper": "the paper's",
+    "setup": "our set-up's",
+    "open": "open",
+}
+
 _ID_PATTERN = re.compile(r"^(song2020|heiden2022|zhong2021|tutorial)-[a-z0-9.]+(-[a-z0-9.]+)*$")
 _LABEL_PATTERN = re.compile(r"^[a-z0-9]+([-_][a-z0-9]+)*$")
 
@@ -55,6 +68,8 @@ class Claim:
     scale: str
     section: str
     why: str = field(default="")
+    cause: str = field(default="")
+    ablation: str = field(default="")
     chapter: str = field(default="")
 
     @property
@@ -89,6 +104,8 @@ def make_claim(
     scale: str,
     section: str,
     why: str = "",
+    cause: str = "",
+    ablation: str = "",
 ) -> Claim:
     """Validate the fields of a claim and return it.
 
@@ -105,6 +122,10 @@ def make_claim(
             the report links to it.
         why: for a claim that does not hold, one sentence saying why (required then, and
             refused for a claim that holds).
+        cause: for a claim that does not hold, whose failure it is, a key of :data:`CAUSES`
+            (required then, and refused for a claim that holds).
+        ablation: for the cause ``"paper"``, the MyST label of the section whose ablation
+            shows it (required then, and refused otherwise).
     """
     if not isinstance(id, str) or not _ID_PATTERN.match(id):
         raise ValueError(
@@ -131,6 +152,25 @@ def make_claim(
         )
     if holds and why.strip():
         raise ValueError(f"claim {id!r} holds, so it takes no why; got {why!r}")
+    if holds and (cause or ablation):
+        raise ValueError(
+            f"claim {id!r} holds, so it takes no cause or ablation; got {cause!r}, {ablation!r}"
+        )
+    if not holds and cause not in CAUSES:
+        raise ValueError(
+            f"claim {id!r} does not hold, so cause must say whose failure it is, one of "
+            f"{tuple(CAUSES)}; got {cause!r}"
+        )
+    if cause == "paper" and not (isinstance(ablation, str) and _LABEL_PATTERN.match(ablation)):
+        raise ValueError(
+            f"claim {id!r} blames the paper, so ablation must be the MyST label of the section "
+            f"whose ablation shows it; got {ablation!r}"
+        )
+    if cause in ("setup", "open") and ablation:
+        raise ValueError(
+            f"claim {id!r}: an ablation names the section that shows the paper's failure; "
+            f"the cause {cause!r} takes none, got {ablation!r}"
+        )
     return Claim(
         id=id,
         statement=statement.strip(),
@@ -141,6 +181,8 @@ def make_claim(
         scale=check_scale(scale),
         section=section,
         why=" ".join(why.split()),
+        cause=cause,
+        ablation=ablation,
     )
 
 
@@ -163,7 +205,7 @@ def show_claim(claim: Claim) -> Claim:
         f"Paper: {claim.paper}; ours: {claim.ours}; criterion: {claim.criterion}."
     )
     if claim.why:
-        markdown += f" Why not: {claim.why}"
+        markdown += f" Why not ({CAUSES[claim.cause]}): {claim.why}"
     display(
         {"text/markdown": markdown, "text/plain": markdown},
         metadata={CLAIM_KEY: claim.as_dict()},
@@ -176,7 +218,11 @@ def show_claim(claim: Claim) -> Claim:
 class Verdict:
     """A claim as a chapter's driver judges it: every field of :func:`make_claim` but the
     scale and the section, which the chapter gives, and ``numbers``: name → value of what the
-    chapter's prose glues about it (:func:`physid.book.display.glue_number`)."""
+    chapter's prose glues about it (:func:`physid.book.display.glue_number`).
+
+    ``cause`` (and ``ablation``) say whose failure it would be if the claim does not hold, and
+    are stated for every claim; they reach the :class:`Claim` only when it does not hold.
+    """
 
     id: str
     statement: str
@@ -184,13 +230,19 @@ class Verdict:
     ours: object
     criterion: str
     holds: bool
+    cause: str
     why: str = ""
+    ablation: str = ""
     numbers: dict[str, float] = field(default_factory=dict)
 
     def claim(self, scale: str, section: str) -> Claim:
         """The validated :class:`Claim` at ``scale``, checked in the section ``section``."""
-        return make_claim(self.id, self.statement, self.paper, self.ours, self.criterion,
-                          bool(self.holds), scale, section, self.why)
+        holds = bool(self.holds)
+        cause, ablation = ("", "") if holds else (self.cause, self.ablation)
+        return make_claim(
+            self.id, self.statement, self.paper, self.ours, self.criterion, holds, scale,
+            section, self.why, cause, ablation,
+        )
 
 
 def record(verdict: Verdict, scale: str, section: str) -> Claim:
@@ -274,7 +326,7 @@ def report_markdown(claims: Sequence[Claim], run: str | None = None) -> str:
         ]
         lines += ["* - ", "  - claim", "  - paper", "  - ours", "  - criterion (scale)"]
         for c in group:
-            verdict = "✓" if c.holds else "✗"
+            verdict = "✓" if c.holds else f"✗ {CAUSES[c.cause]}"
             lines += [
                 f"* - {verdict}",
                 f"  - {_one_line(c.statement)}",
@@ -282,7 +334,9 @@ def report_markdown(claims: Sequence[Claim], run: str | None = None) -> str:
                 f"    `{c.id}`: {{ref}}`{c.section}`",
             ]
             if c.why:
-                lines += ["", f"    **Does not hold:** {_one_line(c.why)}"]
+                lines += ["", f"    **Does not hold** ({CAUSES[c.cause]}): {_one_line(c.why)}"]
+            if c.ablation:
+                lines += ["", f"    The ablation: {{ref}}`{c.ablation}`."]
             lines += [
                 f"  - {_one_line(c.paper)}",
                 f"  - {_one_line(c.ours)}",
@@ -292,8 +346,17 @@ def report_markdown(claims: Sequence[Claim], run: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def cause_counts(claims: Sequence[Claim]) -> dict[str, int]:
+    """How many claims that do not hold have each cause of :data:`CAUSES`."""
+    return {cause: sum(not c.holds and c.cause == cause for c in claims) for cause in CAUSES}
+
+
 def summary_line(claims: Sequence[Claim]) -> str:
-    """``"N claims: H hold, F do not (ids)."``, for the report and the terminal."""
+    """``"N claims: H hold, F do not (ids): P the paper's, S our set-up's, O open."``, for the
+    report and the terminal."""
     failing = [c.id for c in claims if not c.holds]
     text = f"{len(claims)} claims: {len(claims) - len(failing)} hold, {len(failing)} do not"
-    return text + (f" ({', '.join(failing)})." if failing else ".")
+    if not failing:
+        return text + "."
+    counts = ", ".join(f"{n} {CAUSES[cause]}" for cause, n in cause_counts(claims).items())
+    return text + f" ({', '.join(failing)}): {counts}."

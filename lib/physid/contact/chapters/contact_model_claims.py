@@ -52,6 +52,7 @@ def newton_claim(studies: Sequence[ImpactStudy], own: Sequence[ImpactStudy], mu:
         criterion=f"at μ = {mu:g}, e = {cor:g}, Newton gains energy in some impacts of "
         "both systems; Poisson's gain ≤ 1e-9 of the reachable energy at every setting",
         holds=holds,
+        cause="open",
         why=""
         if holds
         else (
@@ -79,6 +80,7 @@ def equality_claim(equality: Mapping[str, float], fraction: float = 0.95) -> Ver
         f"{100 * equality['other equality fraction']:.1f} %)",
         criterion=f"≥ {100 * fraction:.0f} % of pressed contacts with e ≥ 0.5 and v*_n ≤ 0.1 |v_n|",
         holds=holds,
+        cause="open",
         why=""
         if holds
         else f"At {100 * (1 - large):.1f} % of those contacts the "
@@ -104,6 +106,7 @@ def penetration_claim(penetration: Mapping[str, np.ndarray]) -> Verdict:
         f"{1e3 * pen_without:.1f} mm and growing without",
         criterion="with ≤ 25 % of without, and with ≤ 1.5 × 4 g Δt²",
         holds=holds,
+        cause="open",
         why=""
         if holds
         else f"The resting penetration with compensation, {1e3 * pen_with:.2f} mm, is not small "
@@ -136,6 +139,7 @@ def elastic_claim(elastic: Sequence[Mapping[str, object]]) -> Verdict:
         "by at most 1 % of the median initial kinetic energy; isolated impacts without "
         "compensation conserve it to 1e-9",
         holds=holds,
+        cause="open",
         why="" if holds else " ".join(reasons),
     )
 
@@ -180,6 +184,7 @@ def cmr_claim(uniqueness: Mapping[str, float]) -> Verdict:
         criterion="CMr final velocities of the two solvers agree to 1e-6 on the problems where "
         "CM's minimiser is not unique",
         holds=holds,
+        cause="open",
         why=""
         if holds
         else (
@@ -207,6 +212,7 @@ def differentiable_claim(fd: Mapping[str, float], max_dg: float) -> Verdict:
         f"({fd['problems']:.0f} problems); fast against cvxpylayers {max_dg:.1e} (μ > 0)",
         criterion="relative error ≤ 1e-4 against finite differences",
         holds=holds,
+        cause="open",
         why="" if holds else f"Autograd and finite differences differ by {error:.1e} (relative).",
         numbers={"fd_error": error},
     )
@@ -245,5 +251,6 @@ def half_collide_claim(runs: Mapping[str, TaskRun], low: float = 0.35,
         ours=", ".join(f"{name} {f:.2f}" for name, f in fractions.items()),
         criterion=f"every task's fraction in [{low:g}, {high:g}]",
         holds=holds,
+        cause="open",
         why="" if holds else "Outside the range: " + "; ".join(reasons) + ".",
     ), reasons

@@ -104,6 +104,7 @@ def csvgd_best_claim(runs: Runs, bayessim: Sequence[RealRun]) -> Verdict:
         criterion="CSVGD's three metrics strictly below those of every single-shooting "
         "estimator and every BayesSim variant (an N/A counts against the estimator that has it)",
         holds=best,
+        cause="open",
         why="" if best else (
             "with the chapter's particles and iterations, "
             + "; ".join(f"{', '.join(who)} reach as low a {name}"
@@ -135,6 +136,7 @@ def csvgd_beats_bayessim_claim(runs: Runs, bayessim: Sequence[RealRun]) -> Verdi
         criterion="CSVGD's three metrics strictly below those of each BayesSim input statistic "
         "(MDN)",
         holds=holds,
+        cause="open",
         why="" if holds else (
             "; ".join(f"{', '.join(who)} reach as low a {name}"
                       for name, who in bayes_better.items() if who)
@@ -159,6 +161,7 @@ def sgld_gain_claim(runs: Runs, windows: int) -> tuple[Verdict, float]:
         ours=f"MMD {before} → {after} ({show_metric(gain)}×)",
         criterion="MMD on single shooting / MMD on multiple shooting ≥ 10",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"with multiple shooting SGLD's MMD {'rises' if gain < 1 else 'falls only'} "
             f"from {before} to {after}: after {multiple.iterations} iterations its last samples "
@@ -188,6 +191,7 @@ def mcmc_no_gain_claim(runs: Runs) -> Verdict:
         criterion="for both, MMD on single shooting / MMD on multiple shooting < 2 (an N/A on "
         "multiple shooting counts as no gain)",
         holds=little,
+        cause="open",
         why="" if little else (
             ", ".join(f"{f} ({g:.1f}×)" for f, g in gains.items() if g >= 2)
             + (" lowers its MMD" if sum(g >= 2 for g in gains.values()) == 1
@@ -219,6 +223,7 @@ def cem_collapse_claim(runs: Runs, limits: Limits) -> Verdict:
         criterion="on both shootings, the largest standard deviation of CEM's final particles "
         "below 1 % of the width of the limits",
         holds=collapsed,
+        cause="open",
         why="" if collapsed else (
             "CEM's final particles still spread over "
             + " and ".join(f"{100 * v:.2g} % ({sh})" for sh, v in spread.items())
@@ -246,6 +251,7 @@ def box_modes_claim(theta: np.ndarray, iterations: int) -> Verdict:
         f"{100 * MODE_RADIUS:.0f} cm, weight 1 beyond {100 * MODE_REACH:.0f} cm on either "
         "side)",
         holds=both,
+        cause="open",
         why="" if both else (
             f"after {iterations} iterations only {100 * (shares[0] + shares[1]):.0f} % of "
             f"CSVGD's particles are in a mode; {100 * balanced:.0f} % balance the box"
@@ -271,6 +277,7 @@ def box_nuts_claim(theta: np.ndarray) -> Verdict:
         f"{100 * centre:.2g} cm from the centre (4-D)",
         criterion="largest standard deviation of NUTS' last samples below 1 cm",
         holds=collapsed,
+        cause="open",
         why="" if collapsed else (
             f"NUTS' last samples spread over {100 * spread:.2g} cm, more than a collapse's "
             "1 cm, after the chapter's run of the chain."

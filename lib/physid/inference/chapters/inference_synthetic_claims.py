@@ -57,6 +57,7 @@ def landscape_claim(maxima: Mapping[int, int], windows: int, grid: int,
         f"{maxima[windows]} ({windows} windows)",
         criterion=f"fewer local maxima with {windows} windows on a {grid}² grid over the prior box",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"over {horizon:.1f} s the pendulum has not yet become chaotic, so the "
             "single-shooting surface has no more local maxima than the multiple-shooting one"
@@ -79,6 +80,7 @@ def lowest_kl_claim(kl: Mapping[str, float], paper_kl: Mapping[str, float]) -> V
         criterion="final KL of CSVGD below that of every other estimator in the table "
         f"({', '.join(others)})",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"{best_other} ends with a lower parameter KL ({kl[best_other]:.2f}) than CSVGD "
             f"({kl['CSVGD']:.2f}): "
@@ -104,6 +106,7 @@ def multiple_shooting_claim(kl: Mapping[str, float], mmd: Mapping[str, float],
         ours=f"KL {kl['SVGD']:.2f} → {kl['CSVGD']:.2f}, MMD² {mmd_ss:.3f} → {mmd_ms:.3f}",
         criterion="both the parameter KL and the trajectory MMD² are lower for CSVGD",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"within {iterations} iterations SVGD with single shooting reached a lower "
             + ("parameter KL" if kl["CSVGD"] >= kl["SVGD"] else "trajectory MMD²")
@@ -126,6 +129,7 @@ def cem_collapse_claim(final_thetas: Sequence[np.ndarray], prior: tuple[float, f
         ours=f"final particle spread {spread:.1e} m",
         criterion="largest standard deviation of the final particles < 1 % of the prior width",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"within {iterations} iterations the refitted mixture has not yet contracted."
         ),
@@ -145,6 +149,7 @@ def bayessim_claim(kl: Mapping[str, float], simulations: int, epochs: int) -> Ve
         ours=f"KL {kl['BayesSim']:.2f} (CSVGD {kl['CSVGD']:.2f})",
         criterion="final parameter KL of BayesSim ≤ 1",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"{simulations} simulations and {epochs} training epochs are too "
             "few for the density network to learn the posterior."
@@ -172,6 +177,7 @@ def within_limits_claim(outside: Sequence[float], final_thetas: Sequence[np.ndar
         f"{100 * widened:.0f} % beyond 1 % of the range",
         criterion="no final particle beyond the limits widened by 1 % of their range",
         holds=holds,
+        cause="open",
         why="" if holds else (
             "the limit multipliers grow only while a particle is outside, so some particles "
             "overshoot the limits by more than 1 % of the range before they are pushed back."
@@ -192,6 +198,7 @@ def keeps_modes_claim(claim_id: str, statement: str, share: np.ndarray, radius: 
         f"{radius} m, shooting states started on each particle's own rollout",
         criterion=f"≥ {100 * KEEP_SHARE:.0f} % of the particles within the radius of each setting",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"within {iterations} iterations too few particles from the Sobol "
             "start reach the basin of one of the settings."
@@ -214,6 +221,7 @@ def product_averages_claim(share: np.ndarray, mean: np.ndarray, radius: float,
         criterion=f"≤ {100 * AVERAGE_SHARE:.0f} % of the particles within the radius of each "
         "setting",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"within {iterations} iterations some particles still sit near a setting "
             "they started close to."

@@ -167,6 +167,7 @@ def direction_claim(pooled: PooledCosines, threshold: float = DIRECTION_THRESHOL
         ),
         criterion=f"mean cosine ≥ {threshold} on pushes where the assumptions hold",
         holds=holds,
+        cause="open",
         why="" if holds else why,
     )
 
@@ -221,6 +222,7 @@ def cost_claim(slopes: dict[str, float], lcp_cells: Sequence[int]) -> Verdict:
         criterion="the LCP autograd's log-log slope of seconds per gradient against cells "
         "exceeds Algorithm 1's",
         holds=holds,
+        cause="open",
         why="" if holds else why,
     )
 
@@ -348,6 +350,7 @@ def headline_claim(errors: ProtocolErrors, longer: str) -> Verdict:
         criterion=f"mean test error over the objects of the best estimate within "
         f"{HEADLINE_SECONDS:g} seconds < {1e3 * HEADLINE_ERROR:.0f} mm",
         holds=holds,
+        cause="open",
         why="" if holds else (
             "Algorithm 1 ends at "
             + ", ".join(f"{mm(alg1[n])} on the {n} (floor {mm(errors.floor[n])}, start "
@@ -382,6 +385,7 @@ def sampling_claim(errors: ProtocolErrors) -> Verdict:
         criterion=f"both sampling methods' mean test error at {simulations} simulations above "
         "Algorithm 1's",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"At {simulations} simulations random search is at {mm(random)} and weighted "
             f"sampling at {mm(weighted)} ({steps['random']} and {steps['weighted']} "
@@ -417,6 +421,7 @@ def finite_differences_claim(errors: ProtocolErrors, fd_cost: int) -> Verdict:
         criterion="both finite-difference variants' mean test error at the end of the budget "
         "above Algorithm 1's",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"One finite-difference gradient costs (2k + 1) n = up to {fd_cost:,} simulations, "
             f"more than the budget of {simulations}, so the variants took "
@@ -482,6 +487,7 @@ def maps_claim(contrasts: FeatureContrasts, simulations: int) -> Verdict:
         "the rest's, mean over experiments) > 1 where the region should be heavier, < 1 where "
         "it should be lighter (study.REGION_FEATURES)",
         holds=holds,
+        cause="open",
         why="" if holds else (
             "The map does not show the feature on "
             + listing([f"the {n} (contrast {identified[n]:.2f} against the truth's "
@@ -510,6 +516,7 @@ def accurate_claim(one: PushCountRun, most: PushCountRun) -> Verdict:
         criterion=f"test error after the last step lower with {most.n_train} training pushes "
         f"than with {one.n_train}",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"After {steps} steps the test error is {mm(many)} with {most.n_train} training "
             f"pushes and {mm(few)} with {one.n_train}, from the same start of "
@@ -537,6 +544,7 @@ def slower_claim(one: PushCountRun, most: PushCountRun, one_steps: int,
         criterion=f"more steps to {share} of the final improvement with {most.n_train} "
         f"training pushes than with {one.n_train}",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"Reaching {share} of the final improvement takes {one_steps} steps with "
             f"{one.n_train} push and {most_steps} with {most.n_train} "

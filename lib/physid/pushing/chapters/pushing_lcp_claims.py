@@ -61,6 +61,7 @@ def rigid_claim(gap: FormulationGap, tolerance: float = RIGID_TOLERANCE) -> Verd
         ours=f"joint stretch {gap.max_stretch:.1e} m; LCP − rigid {gap.max_difference:.1e} m",
         criterion=f"both at most {tolerance:.0e} m over the push",
         holds=holds,
+        cause="open",
         why="" if holds else (
             "The LCP's joints or its agreement with the rigid formulation drift beyond a "
             "micrometre, more than the solver tolerance explains."
@@ -91,6 +92,7 @@ def coulomb_claim(sliding: SlidingCheck, tolerance: float = COULOMB_TOLERANCE) -
             f"time step {sliding.dt:g} s"
         ),
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"The paper's D bounds |f_x| + |f_y| (a square friction set), exact only along the "
             f"axes, so a diagonal slide goes {ratios4[-1]:.2f} times as far as Coulomb friction "
@@ -164,6 +166,7 @@ def bullet_claim(model: str, gaps: Sequence[BulletGap]) -> Verdict:
             f"< {1e3 * PAPER_ACCURACY:.0f} mm"
         ),
         holds=holds,
+        cause="open",
         why="" if holds else _gap_why(model, gaps),
     )
 
@@ -194,6 +197,7 @@ def finger_claim(gap: FormulationGap, gaps: Sequence[BulletGap], lcp_pushes: int
         ),
         criterion="normal impulse ≥ 0 at every step of every push, both formulations",
         holds=holds,
+        cause="open",
         why="" if holds else (
             f"A step ended with a negative normal impulse at the finger ({min(least.values()):.1e} "
             "N·s): the solver accepted a pulling contact within its tolerance."

@@ -43,6 +43,7 @@ def stopping_distance_claim(d_bullet: float, d_model: float, d_closed: float) ->
         f"{1e3 * gap_closed:.2f} mm from the continuous law)",
         criterion="|d_pybullet − d_model| < |d_pybullet − d_continuous|",
         holds=holds,
+        cause="open",
         why=""
         if holds
         else "pybullet's stopping distance is nearer the continuous law, so its time stepping "
@@ -68,6 +69,7 @@ def gradient_claim(max_relative_gap: float, n_values: int, mu_min: float, mu_max
         f"[{mu_min:g}, {mu_max:g}]",
         criterion=f"max |autograd − pybullet FD| / max |pybullet FD| ≤ {100 * tolerance:g} %",
         holds=holds,
+        cause="open",
         why=""
         if holds
         else "the model's rollout departs from pybullet's enough to change the gradient's size.",
@@ -92,6 +94,7 @@ def identification_claim(mu_fit: float, mu_true: float,
         ours=f"{mu_fit:.4f} ({100 * error:.2f} % off)",
         criterion=f"|μ̂ − μ⋆| / μ⋆ ≤ {100 * tolerance:g} %",
         holds=holds,
+        cause="open",
         why=""
         if holds
         else "the descent stopped short of the minimum of the loss, or the noise moved it.",
