@@ -101,6 +101,11 @@ def test_a_good_book_runs_and_collects_claims_and_figures(tmp_path):
     chapter = (tmp_path / "_build" / "html" / "book" / "chapter.html").read_text()
     assert 'The answer is <span class="pasted-text">42</span>' in chapter
     assert "papermill" in json.loads(run.notebook.read_text())["metadata"]
+    staged = nbformat.read(tmp_path / "_build" / "source" / "book" / "chapter.ipynb", 4)
+    parameter_tags = {"parameters", "injected-parameters"}
+    tagged = [c for c in staged.cells if parameter_tags & set(c.metadata.get("tags", []))]
+    assert [c.source for c in tagged] == ['SCALE = "quick"\nSEED = 3']  # one cell, the values run
+    assert 'SCALE</span> <span class="o">=</span> <span class="s2">"quick"</span>' in chapter
     record = load_record(tmp_path / "_build" / "reproduction" / "run.json")
     assert record == book.record
     assert (record.status, record.scale, record.seed) == ("complete", "quick", 3)

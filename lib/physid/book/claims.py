@@ -186,13 +186,14 @@ def make_claim(
     )
 
 
-def record_claim(*args: Any, **fields: Any) -> Claim:
+def record_claim(*args: Any, **fields: Any) -> None:
     """Record a reproduced claim and show it in the chapter; the fields are those of
-    :func:`make_claim` (validated there)."""
-    return show_claim(make_claim(*args, **fields))
+    :func:`make_claim` (validated there). Like every call a chapter makes for its effect, it
+    returns None, so a hidden cell that ends with it leaves no value on the page."""
+    show_claim(make_claim(*args, **fields))
 
 
-def show_claim(claim: Claim) -> Claim:
+def show_claim(claim: Claim) -> None:
     """Show ``claim`` in the chapter as a short Markdown line that carries it in its metadata
     (under :data:`CLAIM_KEY`, where the book runner collects it)."""
     if not isinstance(claim, Claim):
@@ -211,7 +212,6 @@ def show_claim(claim: Claim) -> Claim:
         metadata={CLAIM_KEY: claim.as_dict()},
         raw=True,
     )
-    return claim
 
 
 @dataclass(frozen=True)
@@ -245,8 +245,9 @@ class Verdict:
         )
 
 
-def record(verdict: Verdict, scale: str, section: str) -> Claim:
-    """Glue ``verdict.numbers`` and show its claim (:func:`show_claim`) in one call."""
+def record(verdict: Verdict, scale: str, section: str) -> None:
+    """Glue ``verdict.numbers`` and show its claim (:func:`show_claim`) in one call (None
+    returned: a hidden cell that ends with it leaves no value on the page)."""
     from physid.book.display import glue_number
 
     if not isinstance(verdict, Verdict):
@@ -254,7 +255,7 @@ def record(verdict: Verdict, scale: str, section: str) -> Claim:
     claim = verdict.claim(scale, section)  # validated before anything is glued
     for name, value in verdict.numbers.items():
         glue_number(name, value)
-    return show_claim(claim)
+    show_claim(claim)
 
 
 def claims_from_notebook(nb: Any, chapter: str) -> list[Claim]:

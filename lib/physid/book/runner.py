@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import json
 import os
 import re
 import shutil
@@ -324,12 +325,21 @@ def _papermill(
         )
 
 
-def _hide_default_parameters(nb: Any) -> None:
-    """Hide the chapter's own parameters cell: papermill's injected cell shows the values run."""
-    for cell in nb.cells:
-        tags = cell.get("metadata", {}).get("tags", [])
-        if "parameters" in tags and "remove-cell" not in tags:
-            cell.metadata["tags"] = [*tags, "remove-cell"]
+def one_parameters_cell(nb: Any) -> None:
+    """Give the chapter's own parameters cell the values papermill ran with, and drop the cell
+    papermill injected after it: the page shows the values that ran, and a reader who
+    downloads the notebook finds one parameters cell, whose edit takes effect."""
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    own = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    if not injected or len(own) != 1:
+        return
+    ran = dict(nb.metadata.get("papermill", {}).get("parameters", {}))
+    defaults = parameters_cell(nb, "the executed chapter")
+    own[0].source = "\n".join(
+        f"{name} = {json.dumps(ran.get(name, value))}" for name, value in defaults.items()
+    )
+    own[0].execution_count = injected[0].get("execution_count")
+    nb.cells = [c for c in nb.cells if c not in injected]
 
 
 def _progress_widgets(nb: Any) -> set[str]:
@@ -411,7 +421,7 @@ def stage_book(
         target.parent.mkdir(parents=True, exist_ok=True)
         if page.docname in executed:
             nb = nbformat.read(executed[page.docname], as_version=4)
-            _hide_default_parameters(nb)
+            one_parameters_cell(nb)
             drop_progress_outputs(nb)
             nbformat.write(nb, target.with_suffix(".ipynb"))
         elif page.docname == REPORT_DOCNAME:
