@@ -106,6 +106,8 @@ def test_a_good_book_runs_and_collects_claims_and_figures(tmp_path):
     tagged = [c for c in staged.cells if parameter_tags & set(c.metadata.get("tags", []))]
     assert [c.source for c in tagged] == ['SCALE = "quick"\nSEED = 3']  # one cell, the values run
     assert 'SCALE</span> <span class="o">=</span> <span class="s2">"quick"</span>' in chapter
+    assert "With these parameters the code of this chapter ran in" in chapter
+    assert "physid 0.1.0 · built by the run of commit unknown, scale quick, seed 3" in chapter
     record = load_record(tmp_path / "_build" / "reproduction" / "run.json")
     assert record == book.record
     assert (record.status, record.scale, record.seed) == ("complete", "quick", 3)

@@ -81,3 +81,18 @@ def test_pinned_browser_libraries_match_the_config():
         assert path.split("/")[1] in names if path.startswith("vendor/") else (
             ROOT / "book" / "_static" / path
         ).is_file()
+
+
+def test_one_version_in_the_library_the_changelog_and_the_citation():
+    import physid
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    changelog = re.search(r"^## \[(\d+\.\d+\.\d+)\]", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert physid.__version__ == project["version"] == changelog.group(1) == citation["version"]
+    assert citation["cff-version"] == "1.2.0" and citation["license"] == project["license"]
+    titles = {ref["title"] for ref in citation["references"]}
+    bib = (ROOT / "references.bib").read_text()
+    for key in ("song2020identifying", "heiden2022probabilistic", "zhong2021extending"):
+        title = re.search(rf"@\w+\{{{key},.*?title\s*=\s*\{{(.*?)\}},\n", bib, re.S).group(1)
+        assert title.replace("{", "").replace("}", "") in titles

@@ -40,12 +40,14 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from html import escape
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import yaml
 
+import physid
 from physid.book.claims import (
     PAPERS,
     Claim,
@@ -325,6 +327,28 @@ def _papermill(
         )
 
 
+def footer(record: RunRecord | None) -> str:
+    """The footer of every built page: the library's version and, given, the run's record."""
+    text = f"physid {physid.__version__}"
+    if record is not None:
+        text += f" · built by the run of {record.identity()}"
+    return f"<p>{escape(text)}</p>"
+
+
+def state_run_time(nb: Any, seconds: float) -> None:
+    """Say under the parameters cell how long the chapter's code ran with those parameters
+    (the runner's own timing)."""
+    minutes, rest = divmod(round(seconds), 60)
+    took = f"{minutes} min {rest} s" if minutes else f"{rest} s"
+    index = next(
+        (i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])), 0
+    )
+    note = nbformat.v4.new_markdown_cell(
+        f"*With these parameters the code of this chapter ran in {took} when this page was built.*"
+    )
+    nb.cells.insert(index + 1, note)
+
+
 def one_parameters_cell(nb: Any) -> None:
     """Give the chapter's own parameters cell the values papermill ran with, and drop the cell
     papermill injected after it: the page shows the values that ran, and a reader who
@@ -410,18 +434,21 @@ def stage_book(
     stage.mkdir(parents=True)
     config = yaml.safe_load((root / "_config.yml").read_text())
     config.setdefault("execute", {})["execute_notebooks"] = "off"
+    config.setdefault("html", {})["extra_footer"] = footer(record)
     (stage / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     shutil.copy2(root / "_toc.yml", stage / "_toc.yml")
     for bib in config.get("bibtex_bibfiles", []):
         shutil.copy2(root / bib, stage / bib)
-    executed = {run.page.docname: run.notebook for run in runs}
+    executed = {run.page.docname: run for run in runs}
 
     for page in pages:
         target = stage / page.docname
         target.parent.mkdir(parents=True, exist_ok=True)
         if page.docname in executed:
-            nb = nbformat.read(executed[page.docname], as_version=4)
+            run = executed[page.docname]
+            nb = nbformat.read(run.notebook, as_version=4)
             one_parameters_cell(nb)
+            state_run_time(nb, run.seconds)
             drop_progress_outputs(nb)
             nbformat.write(nb, target.with_suffix(".ipynb"))
         elif page.docname == REPORT_DOCNAME:
