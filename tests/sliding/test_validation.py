@@ -241,7 +241,7 @@ def test_bad_argument_is_refused_and_named(function, valid, argument, value, err
         ),
         (
             lambda: sliding.bullet_gradient_check(
-                sliding.SlideData(DATA.t, DATA.x, 2.0, 0.01, 4, 0.3), 0.1, 0.5, 3
+                sliding.SlideData(0.04 * np.arange(1, 61), DATA.x, 2.0, 0.01, 4, 0.3), 0.1, 0.5, 3
             ),
             ValueError,
             "data must be stepped at Bullet's",

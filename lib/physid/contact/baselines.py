@@ -62,11 +62,12 @@ def mlp(sizes: list[int], generator: torch.Generator) -> nn.Sequential:
     """A float64 ReLU MLP with the given layer sizes, initialised from ``generator``.
 
     Weights and biases are drawn U(-1/√fan_in, 1/√fan_in), PyTorch's default range for
-    ``nn.Linear``, but from the seeded generator so that a model is a function of its seed.
+    ``nn.Linear``, but from the seeded generator so that a model is a function of its seed
+    (and building it leaves torch's global random state as it was).
     """
     layers: list[nn.Module] = []
     for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
-        linear = nn.Linear(n_in, n_out, dtype=torch.float64)
+        linear = nn.utils.skip_init(nn.Linear, n_in, n_out, dtype=torch.float64)
         bound = 1 / math.sqrt(n_in)
         with torch.no_grad():
             linear.weight.uniform_(-bound, bound, generator=generator)
@@ -301,9 +302,7 @@ class INCPSP(_Baseline):
         system = task.system
         n_bodies, _ = _bodies(system)
         attributes = torch.stack([_radii(system, n_bodies), true_masses(system)], -1)
-        gravity = torch.tensor(
-            [float(system.gravity)], dtype=torch.float64, device=system.device
-        )
+        gravity = torch.tensor([float(system.gravity)], dtype=torch.float64, device=system.device)
         self.interaction = InteractionNetwork(system, attributes, gravity, generator)
 
     def step(self, x: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
@@ -321,4 +320,3 @@ def baseline_factory(cls: type[nn.Module]) -> Callable[[Task, int], nn.Module]:
     make.__name__ = f"make_{cls.__name__}"
     make.__doc__ = f"A :class:`{cls.__name__}` for ``task``, initialised from ``seed``."
     return make
-

@@ -171,7 +171,8 @@ class Potential(nn.Module):
     """The learned potential V(x): an MLP [N → hidden × layers → 1] with Softplus activations.
 
     As in the authors' code (which replaced the tanh of Finzi et al. by Softplus), the weights
-    have an orthogonal initialisation; the biases start at zero. float64.
+    have an orthogonal initialisation; the biases start at zero. float64. The weights come
+    from ``generator`` alone: building a potential leaves torch's global random state as it was.
 
     Args:
         n_coords: N, the number of coordinates.
@@ -196,7 +197,7 @@ class Potential(nn.Module):
         sizes = [n_coords] + [hidden] * layers + [1]
         modules: list[nn.Module] = []
         for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
-            linear = nn.Linear(a, b, dtype=DTYPE)
+            linear = nn.utils.skip_init(nn.Linear, a, b, dtype=DTYPE)  # no global RNG draw
             with torch.no_grad():
                 nn.init.orthogonal_(linear.weight, generator=generator)
                 linear.bias.zero_()

@@ -60,7 +60,7 @@ from physid.contact.reference import ContactSolverError
 from physid.core.validate import (
     check_choice,
     check_count,
-    check_nonnegative,
+    check_in_range,
     check_positive,
     check_tensor,
 )
@@ -237,7 +237,8 @@ class ContactModel:
             cannot solve raises :class:`~physid.contact.reference.ContactSolverError`.
         batched_reference: one batched cvxpylayers call per group, or one call per sample.
         compensation: fraction of a penetration removed per step, through the target v*
-            (:func:`penetration_target`; 0 switches penetration compensation off).
+            (:func:`penetration_target`; 0 switches penetration compensation off); it must lie
+            in [0, 1].
         least_norm: under CM, return the least-norm minimiser (the default; see the module
             docstring); False solves the problems as stated and returns whichever minimiser the
             solver finds, for comparison.
@@ -258,7 +259,7 @@ class ContactModel:
             check_tensor("reg", self.reg, shape=(), positive=True, dtype=torch.float64)
         else:
             object.__setattr__(self, "reg", check_positive("reg", self.reg))
-        compensation = check_nonnegative("compensation", self.compensation)
+        compensation = check_in_range("compensation", self.compensation, 0.0, 1.0)
         object.__setattr__(self, "compensation", compensation)
         for name in ("fallback", "batched_reference", "least_norm"):
             if not isinstance(getattr(self, name), bool):
@@ -334,7 +335,8 @@ def penetration_target(
         distance: ``(B, C)`` signed distances (negative: penetration).
         k: components per contact.
         dt: the time step.
-        fraction: share of the penetration removed per step (1/8, as in the authors' code).
+        fraction: share of the penetration removed per step (1/8, as in the authors' code),
+            in [0, 1].
 
     Returns:
         ``(B, C·k)``: ``v*_n = -fraction · min(d, 0) / dt`` on the normals, zero on tangents.
@@ -342,7 +344,7 @@ def penetration_target(
     check_tensor("distance", distance, shape=(None, None), dtype=torch.float64)
     check_count("k", k, minimum=1, maximum=3)
     dt = check_positive("dt", dt)
-    fraction = check_nonnegative("fraction", fraction)
+    fraction = check_in_range("fraction", fraction, 0.0, 1.0)
     normal = -fraction * distance.clamp(max=0.0) / dt
     target = torch.zeros(*distance.shape, k, dtype=distance.dtype, device=distance.device)
     target[..., 0] = normal

@@ -26,7 +26,7 @@ from physid.contact.planar import BouncingBodies
 from physid.contact.rope import Rope
 from physid.contact.system import ContactSystem
 from physid.core.registry import Registry
-from physid.core.validate import check_count
+from physid.core.validate import check_count, check_device
 
 #: Nodes of the paper's Rope task (the authors' ER200k50).
 ROPE_NODES = 200
@@ -75,13 +75,21 @@ def _coefficients(system: ContactSystem, mu, cor, device) -> tuple[Tensor, Tenso
     return full(mu), full(cor)
 
 
+def _check_task_device(device) -> str | None:
+    """``device`` checked by :func:`~physid.core.validate.check_device`; None (torch's default
+    device) passes."""
+    return None if device is None else check_device("device", device)
+
+
 def rope_task(n_nodes: int = ROPE_NODES, device=None) -> Task:
     """The rope task with ``n_nodes`` nodes (k = 50, Δt = 0.005 s, 20 steps, μ = e = 0).
 
     Named ``"Rope"`` for the paper's 200 nodes and ``"Rope<n>"`` otherwise; the description
-    states the node count.
+    states the node count. ``device`` is a torch device this machine has, or None (torch's
+    default); anything else is an error naming it.
     """
     n_nodes = check_count("n_nodes", n_nodes, minimum=2)
+    device = _check_task_device(device)
     system = Rope(n_nodes=n_nodes, stiffness=ROPE_STIFFNESS, device=device)
     mu, cor = _coefficients(system, 0.0, 0.0, device)
     name = "Rope" if n_nodes == ROPE_NODES else f"Rope{n_nodes}"
@@ -119,8 +127,9 @@ def _task(name, text, system, mu, cor, dt, steps, device) -> Task:
 @_register("BP5-e")
 def _bp5_elastic(device) -> Task:
     system = BouncingBodies([0.1] * 5, [0.1] * 5, device=device)
-    return _task("BP5-e", "5 equal balls, frictionless and elastic", system, 0.0, 1.0, 0.01, 100,
-                 device)
+    return _task(
+        "BP5-e", "5 equal balls, frictionless and elastic", system, 0.0, 1.0, 0.01, 100, device
+    )
 
 
 def _bodies(name: str, device) -> Task:
@@ -182,9 +191,12 @@ def make_task(name: str, device=None, rope_nodes: int | None = None) -> Task:
 
     Args:
         name: one of :data:`TASK_NAMES`, or ``"Rope<n>"`` for an ``n``-node rope.
-        device: torch device.
+        device: a torch device this machine has (a name, a :class:`torch.device` or
+            ``"auto"``), or None for torch's default; anything else is refused (see
+            :func:`~physid.core.validate.check_device`).
         rope_nodes: nodes of the rope (only with ``name="Rope"``); default :data:`ROPE_NODES`.
     """
+    device = _check_task_device(device)
     sized = re.fullmatch(r"Rope([0-9]+)", name) if isinstance(name, str) else None
     if sized is not None:
         if rope_nodes is not None:

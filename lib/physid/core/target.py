@@ -16,6 +16,7 @@ Part II's trajectory likelihoods (:mod:`physid.inference.likelihood`) and Part I
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -29,9 +30,15 @@ Tensor = torch.Tensor
 
 __all__ = ["Limits", "Target", "sobol_points"]
 
+
 @dataclass(frozen=True)
 class Limits:
-    """Box limits of the estimated parameters (also the uniform prior)."""
+    """Box limits of the estimated parameters (also the uniform prior).
+
+    ``names`` are distinct parameter names, one per entry of ``lower`` and ``upper``; repeated
+    names, a string or non-string names, mismatched lengths, non-finite limits and a ``lower``
+    not below its ``upper`` are refused.
+    """
 
     names: tuple[str, ...]
     lower: np.ndarray
@@ -42,6 +49,9 @@ class Limits:
         upper = check_array("upper", self.upper, finite=False).reshape(-1)
         if isinstance(self.names, str) or not all(isinstance(n, str) for n in self.names):
             raise TypeError(f"names must be a sequence of parameter names, got {self.names!r}")
+        duplicates = sorted(n for n, count in Counter(self.names).items() if count > 1)
+        if duplicates:
+            raise ValueError(f"names must be distinct, got {duplicates} more than once")
         object.__setattr__(self, "names", tuple(self.names))
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "upper", upper)

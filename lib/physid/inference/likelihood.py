@@ -92,18 +92,21 @@ def check_trajectories(trajectories, state_size: int, name: str = "trajectories"
     """Reference trajectories as an (R, T, S) float64 tensor; ValueError naming ``name``.
 
     Accepts one (T, S) array, an (R, T, S) array or a list of (T, S) arrays (which must all
-    have the same length), ``S = state_size``. Row 0 of each is the start state.
+    have the same length), ``S = state_size``. Row 0 of each is the start state. Complex,
+    bool, string and object values are a TypeError naming ``name``.
     """
     state_size = check_count("state_size", state_size)
     if isinstance(trajectories, list | tuple):
-        arrays = [np.asarray(a, dtype=float) for a in trajectories]
+        arrays = [check_array(f"{name}[{i}]", a, finite=False) for i, a in enumerate(trajectories)]
         if not arrays:
             raise ValueError(f"{name} must hold at least one trajectory")
         lengths = sorted({a.shape[0] if a.ndim else -1 for a in arrays})
         if len(lengths) > 1:
             raise ValueError(f"{name} must all have the same length, got lengths {lengths}")
         trajectories = np.stack(arrays) if all(a.ndim == 2 for a in arrays) else arrays[0]
-    x = torch.as_tensor(np.asarray(trajectories, dtype=float), dtype=torch.float64)
+    else:
+        trajectories = check_array(name, trajectories, finite=False)
+    x = torch.as_tensor(trajectories, dtype=torch.float64)
     if x.ndim == 2:
         x = x[None]
     if x.ndim != 3 or x.shape[-1] != state_size or x.shape[1] < 2:
@@ -159,7 +162,8 @@ class TrajectoryLikelihood(Target):
 
     Args:
         model: the simulator; its ``param_names`` must equal ``limits.names``.
-        trajectories: reference state trajectories (R, T+1, S); row 0 of each is its start
+        trajectories: reference state trajectories (R, T+1, S) of real numbers (complex,
+            bool, string and object values are a TypeError); row 0 of each is its start
             state, and the likelihood compares ``model.observe`` of the rest.
         limits: the parameter limits (the box prior).
         sigma_obs: observation noise, in standardised observation units.
@@ -207,8 +211,7 @@ class TrajectoryLikelihood(Target):
     ):
         if not isinstance(model, Simulator):
             raise TypeError(
-                f"model must be a Simulator (physid.core.simulator), "
-                f"got {type(model).__name__}"
+                f"model must be a Simulator (physid.core.simulator), got {type(model).__name__}"
             )
         if not isinstance(limits, Limits):
             raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
@@ -239,17 +242,18 @@ class TrajectoryLikelihood(Target):
                 "trajectories must share one start state for multiple shooting over several "
                 "references"
             )
-        if windows > 1 and self.inputs is not None and not torch.equal(
-            self.inputs, self.inputs[:1].expand_as(self.inputs)
+        if (
+            windows > 1
+            and self.inputs is not None
+            and not torch.equal(self.inputs, self.inputs[:1].expand_as(self.inputs))
         ):
-            raise ValueError(
-                "inputs must be the same for every reference for multiple shooting"
-            )
+            raise ValueError("inputs must be the same for every reference for multiple shooting")
         self.model, self.limits, self.data = model, limits, data
         self.windows = windows
         self.n_steps, self.horizon = n_steps, n_steps // windows
         self.state_mean, self.state_std = _check_scale(
-            "state_scale", _mean_std(data) if state_scale is None else state_scale,
+            "state_scale",
+            _mean_std(data) if state_scale is None else state_scale,
             self.state_size,
         )
         # A simulator whose observe() returns its argument measures the whole state: its

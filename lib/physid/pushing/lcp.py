@@ -47,7 +47,7 @@ BACKWARD_RATIO = 1e-8
 
 
 class SolverError(RuntimeError):
-    """The interior-point iterations did not reach the requested residual."""
+    """The interior-point iterations did not reach the requested residual, or diverged."""
 
 
 @dataclass(frozen=True)
@@ -175,16 +175,14 @@ def _pdipm(Q, p, G, h, blocks, A, b, tol: float, max_iter: int):
         return torch.where(low < 1e-8, v + 1.0 - low, v)
 
     s, z = shift(s), shift(z)
+    previous: tuple[Tensor, ...] = ()
     for iteration in range(max_iter + 1):
         rx, rz, ry = _residuals(Q, p, G, h, blocks, A, b, x, s, z, y)
         residual = _kkt_residual(rx, rz, ry, s, z)
         active = ~(residual <= tol)  # NaN stays active
         if not torch.isfinite(residual).all():
-            bad = torch.nonzero(~torch.isfinite(residual)).flatten().tolist()
-            raise SolverError(
-                f"LCP solver produced non-finite iterates at iteration {iteration} "
-                f"for batch items {bad[:10]}"
-            )
+            _diverged(iteration, ~torch.isfinite(residual), previous, tol)
+        previous = (residual, rx, rz, ry, x, s, z, y)
         if not active.any():
             return x, s, z, y, iteration, residual
         if iteration == max_iter:
@@ -210,6 +208,34 @@ def _pdipm(Q, p, G, h, blocks, A, b, tol: float, max_iter: int):
         z = torch.where(keep, z, z + alpha * dz)
         y = torch.where(keep, y, y + alpha * dy)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _diverged(iteration: int, bad: Tensor, previous: tuple[Tensor, ...], tol: float) -> None:
+    """Raise the :class:`SolverError` of iterates that left the floating-point range.
+
+    Interior-point iterates of an LCP with no solution grow without bound (the multipliers
+    ``z`` when the constraints are infeasible, ``x`` and ``s`` when the problem is unbounded)
+    while the residual of the equations stalls: the error gives both at the last finite
+    iteration (``previous``: its KKT residual, ``r_x, r_z, r_y`` and ``x, s, z, y``).
+    Non-finite values at the start point mean that the first Newton system was singular.
+    """
+    items = torch.nonzero(bad).flatten().tolist()
+    if iteration == 0:
+        raise SolverError(
+            f"LCP solver: the KKT system at the start point is singular for batch items "
+            f"{items[:10]} (e.g. linearly dependent rows of A, or an x that neither Q nor the "
+            f"constraints determine)"
+        )
+    residual, *rest = (t[bad] for t in previous)
+    equations = max(r.abs().amax().item() if r.numel() else 0.0 for r in rest[:3])
+    size = max(v.abs().amax().item() if v.numel() else 0.0 for v in rest[3:])
+    raise SolverError(
+        f"LCP has no solution (infeasible or unbounded): the interior-point iterates diverged "
+        f"to non-finite values at iteration {iteration} for batch items {items[:10]}; at "
+        f"iteration {iteration - 1} they had grown to {size:.3e} while the residual of the "
+        f"equations was still {equations:.3e} (KKT residual {residual.max().item():.3e} > tol "
+        f"{tol:.1e})"
+    )
 
 
 def _column(values: Tensor, like: Tensor) -> Tensor:
@@ -279,9 +305,7 @@ def _staggered(Q, p, G, h, blocks, A, b, tol: float, max_iter: int, coupling: _C
         # A bracket that collapses onto a jump of Φ: x is continuous there, and the
         # multipliers of the two sides mix into the ones with λ_n = λ̂ (both solve the LCP of
         # the same x, whose multipliers form a convex set).
-        collapsed = bracketed & ~done & (
-            (hi_g[i] - lo_g[i]).abs() <= 1e-12 * (1.0 + g_i.abs())
-        )
+        collapsed = bracketed & ~done & ((hi_g[i] - lo_g[i]).abs() <= 1e-12 * (1.0 + g_i.abs()))
         if collapsed.any():
             j = i[collapsed]
             target = 0.5 * (lo_g[j] + hi_g[j])
@@ -385,9 +409,13 @@ def solve_lcp(
     differentiable with respect to every tensor input (implicit differentiation, OptNet).
 
     Every tensor must be float64 (TypeError otherwise) and finite; ``tol`` > 0, ``max_iter``
-    >= 1 (ValueError naming the argument). Convergence: the KKT residual
+    >= 1 (ValueError naming the argument). ``n`` is the size of ``Q``, ``m`` that of ``h`` and
+    ``neq`` the rows of ``A``; a tensor of another shape is a ValueError naming it and the
+    tensor its size comes from, with both shapes. Convergence: the KKT residual
     ``max(‖r_x‖∞, ‖r_z‖∞, ‖r_y‖∞, max s⊙z)`` must fall to ``tol`` within ``max_iter``
-    iterations, otherwise :class:`SolverError` reports it. With a ``coupling`` (friction
+    iterations, otherwise :class:`SolverError` reports it; an LCP with no solution (infeasible
+    constraints, or unbounded) makes the iterates diverge, which :class:`SolverError` reports
+    as such, with the residual they stalled at. With a ``coupling`` (friction
     bounded by unknown normal impulses) the entries it names are added to ``F`` and the
     coupled LCP is solved by at most ``max_rounds`` rounds of the scalar root search (module
     docstring); ``rounds`` of the result counts them.
@@ -406,29 +434,42 @@ def solve_lcp(
         if t.dim() < 2:
             raise ValueError(f"{name} must have a leading batch dimension, got {tuple(t.shape)}")
     batch = max(t.shape[0] for t in tensors.values())
-    n, m, neq = p.shape[-1], h.shape[-1], A.shape[-2]
+    if Q.shape[-1] != Q.shape[-2]:
+        raise ValueError(f"Q must have shape (B, n, n), got {tuple(Q.shape)}")
+    # n comes from Q, m from h and neq from A: a size that disagrees names both tensors.
+    n, m, neq = Q.shape[-1], h.shape[-1], A.shape[-2]
     shapes = {"Q": (n, n), "p": (n,), "G": (m, n), "h": (m,), "A": (neq, n), "b": (neq,)}
+    sources = {"Q": (), "p": ("Q",), "G": ("Q", "h"), "h": (), "A": ("Q",), "b": ("A",)}
     expanded = {}
     for name, t in tensors.items():
-        if tuple(t.shape[1:]) != shapes[name] or t.shape[0] not in (1, batch):
+        if tuple(t.shape[1:]) != shapes[name]:
             want = ", ".join(["B", *map(str, shapes[name])])
-            raise ValueError(f"{name} must have shape ({want}), got {tuple(t.shape)}")
+            given = " and ".join(f"{s} of shape {tuple(tensors[s].shape)}" for s in sources[name])
+            match = f" to match {given}" if given else ""
+            raise ValueError(f"{name} must have shape ({want}){match}, got {tuple(t.shape)}")
+        if t.shape[0] not in (1, batch):
+            raise ValueError(
+                f"{name} must have a leading dimension of 1 or the batch size {batch} (the "
+                f"largest given), got shape {tuple(t.shape)}"
+            )
         expanded[name] = t.expand(batch, *shapes[name])
     blocks = list(F_blocks) or [h.new_zeros(1, m, 1, 1)]
     total = 0
     for i, blk in enumerate(blocks):
         check_tensor(f"F_blocks[{i}]", blk, dtype=torch.float64)
         if blk.dim() != 4 or blk.shape[-1] != blk.shape[-2] or blk.shape[0] not in (1, batch):
-            raise ValueError(f"F_blocks[{i}] must have shape (B, count, size, size), got "
-                             f"{tuple(blk.shape)}")
+            raise ValueError(
+                f"F_blocks[{i}] must have shape (B, count, size, size), got {tuple(blk.shape)}"
+            )
         total += blk.shape[1] * blk.shape[2]
     if total != m:
         raise ValueError(f"F_blocks cover {total} rows of z but h has m={m}")
     blocks = [blk.expand(batch, *blk.shape[1:]) for blk in blocks]
     coupled = None
     if coupling is not None:
-        blocks, coupled = _couple(blocks, coupling, batch, tol, check_count("max_rounds",
-                                                                             max_rounds))
+        blocks, coupled = _couple(
+            blocks, coupling, batch, tol, check_count("max_rounds", max_rounds)
+        )
     stats: dict = {}
     e = expanded
     x, z, y = _LCPFunction.apply(
@@ -450,12 +491,14 @@ def _couple(
     count, size = blk.shape[1], blk.shape[-1]
     for name in ("row", "col"):
         if not 0 <= getattr(coupling, name) < size:
-            raise ValueError(f"coupling.{name} must lie in [0, {size}), got "
-                             f"{getattr(coupling, name)}")
+            raise ValueError(
+                f"coupling.{name} must lie in [0, {size}), got {getattr(coupling, name)}"
+            )
     if count != 1:
         raise ValueError(f"coupling supports one coupled normal per item, got count={count}")
-    check_tensor("coupling.mu", coupling.mu, shape=(None, count), dtype=torch.float64,
-                 nonnegative=True)
+    check_tensor(
+        "coupling.mu", coupling.mu, shape=(None, count), dtype=torch.float64, nonnegative=True
+    )
     mu = coupling.mu.expand(batch, count)
     start = mu.new_zeros(batch, count)
     if coupling.start is not None:
@@ -468,8 +511,14 @@ def _couple(
     blocks = list(blocks)
     blocks[coupling.block] = blk + mu[:, :, None, None] * entry
     coupled = _Coupled(
-        block=coupling.block, row=coupling.row, col=coupling.col, normal=first + coupling.col,
-        bound=first + coupling.row, mu=mu.detach(), start=start, tol=max(tol, 1e-9) * 10,
+        block=coupling.block,
+        row=coupling.row,
+        col=coupling.col,
+        normal=first + coupling.col,
+        bound=first + coupling.row,
+        mu=mu.detach(),
+        start=start,
+        tol=max(tol, 1e-9) * 10,
         max_rounds=max_rounds,
     )
     return blocks, coupled

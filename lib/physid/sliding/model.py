@@ -7,15 +7,15 @@ the rollout.
 
 Conventions. A box of mass m slides along +x with initial speed v₀ on a horizontal plane.
 Coulomb friction decelerates it by μg while it moves and holds it once it stops, so in
-continuous time it stops after v₀/(μg) seconds at the distance
+continuous time it stops after v₀/(μg) seconds at the distance ::
 
     d(μ) = v₀² / (2 μ g)                                         (eq. tut-stopping-distance)
 
-(:func:`stopping_distance`). The model steps the semi-implicit Euler scheme Bullet uses,
+(:func:`stopping_distance`). The model steps the semi-implicit Euler scheme Bullet uses ::
 
     v_{n+1} = max(v_n − μ g Δt, 0),  x_{n+1} = x_n + v_{n+1} Δt  (eq. tut-semi-implicit-euler)
 
-and is fitted by minimising the mean squared position error over the K samples,
+and is fitted by minimising the mean squared position error over the K samples ::
 
     L(μ) = (1/K) Σ_k (x̂(t_k; μ) − x_k)²                          (eq. tut-loss)
 
@@ -80,9 +80,21 @@ SIZES = SizeTable(
 )
 
 
+#: How far (a fraction of the step ``step_dt``) a sample time of :class:`SlideData` may lie
+#: from its grid time: room for rounded time stamps, far below the half step that would
+#: make a sample another step's.
+GRID_TOLERANCE = 1e-3
+
+
 @dataclass(frozen=True)
 class SlideData:
-    """An observed slide: positions ``x`` (m) at times ``t`` (s), sampled every ``dt`` steps."""
+    """An observed slide: positions ``x`` (m) at times ``t`` (s), sampled every ``dt`` steps.
+
+    The box is stepped every ``step_dt`` seconds and sample ``k`` (from 1) is taken after
+    ``k * sample_every`` steps, so ``t`` must be the grid ``step_dt * sample_every * (1, 2, …,
+    len(t))`` (to :data:`GRID_TOLERANCE` of a step): times off that grid are refused, as are
+    empty, non-positive or non-finite times and positions of another length.
+    """
 
     t: np.ndarray
     x: np.ndarray
@@ -96,11 +108,22 @@ class SlideData:
         x = check_array("x", self.x, shape=(len(t),))
         if len(t) == 0:
             raise ValueError("t must hold at least one sample time, got an empty array")
+        step_dt = check_positive("step_dt", self.step_dt)
+        sample_every = check_count("sample_every", self.sample_every)
+        grid = step_dt * sample_every * np.arange(1, len(t) + 1)
+        off = np.flatnonzero(np.abs(t - grid) > GRID_TOLERANCE * step_dt)
+        if off.size:
+            i = off[0]
+            raise ValueError(
+                f"t must lie on the sampling grid step_dt * sample_every * (1, 2, …) = "
+                f"{step_dt:g} * {sample_every} * (1, 2, …) s; t[{i}] = {float(t[i])!r}, "
+                f"expected {float(grid[i])!r}"
+            )
         object.__setattr__(self, "t", t)
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "v0", check_positive("v0", self.v0))
-        object.__setattr__(self, "step_dt", check_positive("step_dt", self.step_dt))
-        object.__setattr__(self, "sample_every", check_count("sample_every", self.sample_every))
+        object.__setattr__(self, "step_dt", step_dt)
+        object.__setattr__(self, "sample_every", sample_every)
         mu = check_nonnegative("mu_effective", self.mu_effective)
         object.__setattr__(self, "mu_effective", mu)
 
