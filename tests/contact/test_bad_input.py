@@ -46,8 +46,12 @@ def test_good_devices_still_work(device):
 
 @pytest.mark.parametrize("compensation", [5.0, 1.0 + 1e-9, torch.tensor(2.0)])
 def test_a_compensation_above_one_is_refused(compensation):
+    from physid.contact.lcp import LCPModel
+
     with pytest.raises(ValueError, match=r"^compensation must be <= 1, got"):
         ContactModel(compensation=compensation)
+    with pytest.raises(ValueError, match=r"^compensation must be <= 1, got"):
+        LCPModel(compensation=compensation)
 
 
 def test_a_fraction_above_one_is_refused():

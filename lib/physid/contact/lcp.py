@@ -23,7 +23,7 @@ from torch import Tensor
 
 from physid.contact.model import COMPENSATION, ContactSpace, SolverLog
 from physid.contact.reference import ContactSolverError
-from physid.core.validate import check_count, check_nonnegative
+from physid.core.validate import check_count, check_in_range
 
 
 def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int = 500, tol: float = 1e-12) -> np.ndarray:
@@ -99,7 +99,7 @@ class LCPModel:
 
     Attributes:
         directions: friction directions per spatial contact (k = 3); planar contacts use 2.
-        compensation: fraction of a penetration removed per step (the target v*).
+        compensation: fraction of a penetration removed per step (the target v*), in [0, 1].
     """
 
     directions: int = 4
@@ -107,7 +107,7 @@ class LCPModel:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "directions", check_count("directions", self.directions, 3))
-        compensation = check_nonnegative("compensation", self.compensation)
+        compensation = check_in_range("compensation", self.compensation, 0.0, 1.0)
         object.__setattr__(self, "compensation", compensation)
 
     def lcp(self, A: np.ndarray, v: np.ndarray, target: np.ndarray, mu, cor, k: int):
