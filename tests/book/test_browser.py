@@ -3,10 +3,15 @@
 The HTML of the session's ``quick_book`` is served from 127.0.0.1 and every page of
 ``_toc.yml`` is loaded in Debian's chromium through chromedriver (selenium), with every other
 host unreachable (host names resolve to nothing and all other traffic goes to a closed proxy).
-The checks run on the rendered DOM: math typeset by the book's own MathJax, explorers drawn by
-its own widget manager, tables as tables, no raw MyST, no broken image or internal link, no
-progress bar, and the report's verdict column in view at 1280 px. A full-height screenshot of
-every page goes to ``<repo>/_build/screenshots/`` for a person to look at.
+The checks run on the rendered DOM: math typeset by the book's own MathJax and no TeX left
+outside it, explorers drawn by its own widget manager with their controls disabled and labelled
+(no kernel runs behind a static page), tables as tables that fit their column or scroll inside
+their own box with no number broken across lines, no raw MyST, no broken image or internal link,
+no progress bar, no page wider than the window, and the report's verdict column in view at
+1280 px. At 390 px (a phone) every page is loaded again: it must not scroll sideways, and the ☰
+button must open the navigation drawer; at 1280 px the same button collapses the sidebar. A
+screenshot of every whole page, at both widths, goes to ``<repo>/_build/screenshots/`` (and
+``phone/`` in it) for a person to look at.
 
 Needs ``chromium`` and ``chromium-driver`` (``apt-get install chromium chromium-driver``;
 ``.ci/run`` installs them) and selenium (the ``test`` extra).
@@ -24,14 +29,19 @@ from urllib.parse import unquote, urldefrag, urlsplit
 
 import pytest
 
+from physid.book.claims import CAUSES
 from physid.book.runner import read_toc
 from tests.conftest import ROOT
 
 PAGES = [page.docname for page in read_toc(ROOT)]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
+PHONE_SCREENSHOTS = SCREENSHOTS / "phone"
 WIDTH, HEIGHT = 1280, 900
-#: Chrome's largest texture: a taller page is captured down to this height.
-MAX_SCREENSHOT_HEIGHT = 16000
+#: A phone's viewport (an iPhone 14's, in CSS pixels).
+PHONE_WIDTH, PHONE_HEIGHT = 390, 844
+#: A page is captured in strips of at most this height (Chrome's largest texture is 16,384 px),
+#: stitched into one image of the whole page.
+SCREENSHOT_STRIP = 8000
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMEDRIVER = ("/usr/bin/chromedriver",)
 
@@ -47,6 +57,11 @@ for (let node = walker.nextNode(); node; node = walker.nextNode()) {
 }
 return texts;
 """
+
+#: TeX that reached a page as text: a backslash command (``\mathcal``, ``\top``), the
+#: ``\(``/``\[`` and ``$$`` delimiters, a braced sub- or superscript (``_{``, ``^{``) or a
+#: ``$…$`` pair. :data:`PROSE_TEXT` leaves typeset math, code and scripts out.
+RAW_TEX = re.compile(r"\\[A-Za-z]+|\\[()\[\]]|\$\$|[_^]\{|\$[^$\s](?:[^$]*[^$\s])?\$")
 
 #: Resolves once MathJax has typeset the page (or at once on a page without MathJax).
 MATHJAX_DONE = """
@@ -74,23 +89,141 @@ return Array.from(document.images).map(img => [img.currentSrc || img.src,
 #: Every link's resolved address, and every id on the page.
 LINKS = "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href);"
 
-#: How far each of the book's own wide tables (the report's claims, the notation) reaches
-#: beyond its container: a positive number is a sideways scroll bar.
-TABLE_OVERFLOW = """
-return Array.from(document.querySelectorAll('table.physid-claims, table.physid-notation'))
-  .map(table => table.scrollWidth - table.parentElement.clientWidth);
+#: Every table of the page: a label (its caption or class), its class, how far it reaches
+#: beyond its container, whether it then lies in a box of its own that scrolls sideways within
+#: the article (overflow-x auto or scroll), and the numbers in it that a line break splits
+#: ("8.64e-" / "16").
+TABLES = """
+const NUMBER = /(?<![\\w.\u2212-])[-+\u2212]?\\d+(?:[.,]\\d+)*(?:[eE][-+\u2212]?\\d+)?%?/g;
+function brokenNumbers(table) {
+  const broken = [];
+  const walker = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const match of node.textContent.matchAll(NUMBER)) {
+      if (match[0].length < 2) continue;
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const tops = Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => r.top);
+      if (tops.length > 1 && Math.max(...tops) - Math.min(...tops) > 4) broken.push(match[0]);
+    }
+  }
+  return broken;
+}
+return Array.from(document.querySelectorAll('table')).map(table => {
+  const article = table.closest('.bd-article') || document.body;
+  const column = article.getBoundingClientRect();
+  const overflow = table.getBoundingClientRect().width - table.parentElement.clientWidth;
+  let scrolls = false;
+  for (let el = table.parentElement; el && el !== article.parentElement; el = el.parentElement) {
+    const style = getComputedStyle(el).overflowX;
+    if (style === 'visible') continue;
+    const box = el.getBoundingClientRect();
+    scrolls = (style === 'auto' || style === 'scroll') && box.left >= column.left - 1
+      && box.right <= column.right + 1;
+    break;
+  }
+  const caption = table.caption ? table.caption.textContent.trim() : '';
+  return [(caption || table.className || 'table').slice(0, 60), table.className,
+          Math.round(overflow), scrolls, brokenNumbers(table)];
+});
 """
 
-#: For each row of the claim tables: the first cell's right edge, the viewport width, and the
-#: table's overflow (its scroll width beyond its container's width).
+#: How far the page reaches beyond the window (a positive number is a sideways scroll bar of
+#: the whole page), and the outermost elements that stick out, for the message.
+PAGE_OVERFLOW = """
+const width = document.documentElement.clientWidth;
+const culprits = [];
+for (const el of document.querySelectorAll('.bd-main *')) {
+  const box = el.getBoundingClientRect();
+  if (box.width === 0 || box.right <= width + 1) continue;
+  if (el.parentElement.getBoundingClientRect().right > width + 1) continue;
+  culprits.push(`${el.tagName.toLowerCase()}.${String(el.className).split(' ')[0]} ` +
+                `to ${Math.round(box.right)} px: ${el.textContent.trim().slice(0, 50)}`);
+}
+return [document.documentElement.scrollWidth - width, culprits.slice(0, 5)];
+"""
+
+#: For every explorer (a widget view): its controls (inputs, drop-downs, buttons, sliders,
+#: editable slider readouts), the ones still enabled, the control rows whose label has no
+#: tooltip saying to run the notebook, and the text of the visible note above it.
+EXPLORERS = """
+const views = document.querySelectorAll(
+  'script[type="application/vnd.jupyter.widget-view+json"]');
+return Array.from(views).map(view => {
+  const box = view.parentElement;
+  const controls = Array.from(box.querySelectorAll(
+    'input, select, textarea, button, .noUi-target, .widget-readout'));
+  const enabled = controls.filter(c => {
+    if (c.classList.contains('widget-readout')) return c.isContentEditable;
+    if (c.classList.contains('noUi-target')) return !c.hasAttribute('disabled');
+    return !c.disabled;
+  });
+  const rows = Array.from(box.querySelectorAll('.widget-inline-hbox'));
+  const untitled = rows.filter(row => {
+    const label = row.querySelector('.widget-label');
+    return !/run the notebook/i.test((label && label.title) || row.title || '');
+  });
+  const note = box.querySelector('.physid-static-note');
+  const shown = note && note.getClientRects().length > 0;
+  return {
+    controls: controls.length,
+    enabled: enabled.map(c => (c.closest('.widget-inline-hbox') || c).innerText.trim()),
+    untitled: untitled.map(row => row.innerText.trim()),
+    note: shown ? note.textContent.trim() : '',
+  };
+});
+"""
+
+#: The state of the primary sidebar (the navigation) and of the theme's header bar: whether the
+#: sidebar's navigation is in view, how many search fields show, and the header bar's height.
+SIDEBAR = """
+const shown = el => {
+  if (!el) return false;
+  const style = getComputedStyle(el), box = el.getBoundingClientRect();
+  return style.display !== 'none' && style.visibility !== 'hidden' && box.width > 50
+    && box.height > 50 && box.left >= -1 && box.right <= window.innerWidth + 1;
+};
+const navs = Array.from(document.querySelectorAll('nav.bd-docs-nav'));
+const searches = Array.from(document.querySelectorAll(
+  '.search-button-field, form.bd-search input[type="search"]')).filter(el => {
+    const box = el.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden';
+  });
+const header = document.querySelector('#pst-header, header.bd-header');
+const links = navs.filter(shown).map(nav => nav.querySelectorAll('a[href]').length);
+return {
+  nav: links.length > 0 && Math.max(...links) > 0,
+  searches: searches.length,
+  header: header ? Math.round(header.getBoundingClientRect().height) : 0,
+};
+"""
+
+#: For each row of the claim tables: the first cell's right edge, the viewport width, the
+#: table's overflow (its scroll width beyond its container's width), the verdict, and the words
+#: of the verdict that a line break splits ("op" / "en").
 VERDICT_CELLS = """
 const width = document.documentElement.clientWidth;
+function splitWords(cell) {
+  const split = [];
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const match of node.textContent.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const tops = Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => r.top);
+      if (tops.length > 1 && Math.max(...tops) - Math.min(...tops) > 4) split.push(match[0]);
+    }
+  }
+  return split;
+}
 return Array.from(document.querySelectorAll('table.physid-claims tbody tr')).map(row => {
   const cell = row.cells[0].getBoundingClientRect();
   const table = row.closest('table');
   const box = table.parentElement;
   return [cell.left, cell.right, width, table.scrollWidth - box.clientWidth,
-          row.cells[0].textContent.trim()];
+          row.cells[0].textContent.trim().replace(/\\s+/g, ' '), splitWords(row.cells[0])];
 });
 """
 
@@ -138,8 +271,8 @@ def server(html_dir):
     httpd.server_close()
 
 
-def open_browser():
-    """Headless chromium at 1280 px wide that can reach 127.0.0.1 and nothing else."""
+def open_browser(width: int = WIDTH, height: int = HEIGHT):
+    """Headless chromium, ``width`` px wide, that can reach 127.0.0.1 and nothing else."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -156,7 +289,7 @@ def open_browser():
         "--no-sandbox",
         "--disable-gpu",
         "--disable-dev-shm-usage",
-        f"--window-size={WIDTH},{HEIGHT}",
+        f"--window-size={width},{height}",
         # No network: every host name resolves to nothing, and any other address goes to a
         # proxy on a closed port; only the book's own server is reached directly.
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
@@ -170,6 +303,7 @@ def open_browser():
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    driver.set_window_size(width, height)
     driver.set_page_load_timeout(60)
     driver.set_script_timeout(60)
     return driver
@@ -196,23 +330,54 @@ def _widgets_drawn(driver, timeout: float = 20.0) -> list[bool]:
     return driver.execute_script(WIDGET_VIEWS)
 
 
-def _screenshot(driver, path: Path) -> None:
-    """A PNG of the whole page at 1280 px wide (up to :data:`MAX_SCREENSHOT_HEIGHT` tall)."""
-    import base64
+def _screenshot(driver, path: Path) -> int:
+    """A PNG of the whole page at the window's width, however tall; returns its height.
 
-    height = driver.execute_script(
-        "return Math.max(document.body.scrollHeight, document.documentElement.scrollHeight);"
-    )
-    metrics = {"width": WIDTH, "height": min(int(height), MAX_SCREENSHOT_HEIGHT)}
-    driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride", {**metrics, "deviceScaleFactor": 1, "mobile": False}
-    )
+    The viewport is made as tall as the page (so nothing is cut and nothing sticky repeats),
+    captured in strips of at most :data:`SCREENSHOT_STRIP` px and the strips stitched.
+    """
+    import base64
+    import io
+
+    from PIL import Image
+
+    width = driver.execute_script("return window.innerWidth;")
+
+    def page_height() -> int:
+        return int(
+            driver.execute_script(
+                "return Math.max(document.body.scrollHeight, "
+                "document.documentElement.scrollHeight);"
+            )
+        )
+
+    metrics = {"width": width, "height": page_height(), "deviceScaleFactor": 1, "mobile": False}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    strips = []
     try:
-        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+        height = page_height()
+        if height != metrics["height"]:
+            metrics["height"] = height
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+        for top in range(0, height, SCREENSHOT_STRIP):
+            clip = {"x": 0, "y": top, "width": width, "scale": 1}
+            clip["height"] = min(SCREENSHOT_STRIP, height - top)
+            shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "clip": clip})
+            strips.append(Image.open(io.BytesIO(base64.b64decode(shot["data"]))).convert("RGB"))
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    page = Image.new("RGB", (width, sum(strip.height for strip in strips)), "white")
+    top = 0
+    for strip in strips:
+        page.paste(strip, (0, top))
+        top += strip.height
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(base64.b64decode(shot["data"]))
+    page.save(path)
+    return page.height
+
+
+def _shot_name(docname: str) -> str:
+    return f"{docname.replace('/', '_')}.png"
 
 
 def render(browser, server: str, docnames: list[str], screenshots: Path) -> dict[str, dict]:
@@ -234,23 +399,78 @@ def render(browser, server: str, docnames: list[str], screenshots: Path) -> dict
             "prose": browser.execute_script(PROSE_TEXT),
             "text": browser.execute_script("return document.body.innerText;"),
             "widgets": widgets,
+            "explorers": browser.execute_script(EXPLORERS),
             "images": browser.execute_script(IMAGES),
             "links": browser.execute_script(LINKS),
             "verdicts": browser.execute_script(VERDICT_CELLS),
-            "overflow": browser.execute_script(TABLE_OVERFLOW),
+            "tables": browser.execute_script(TABLES),
+            "page_overflow": browser.execute_script(PAGE_OVERFLOW),
             "console": [
                 entry["message"]
                 for entry in browser.get_log("browser")
                 if entry["level"] == "SEVERE" and not KNOWN_CONSOLE_NOISE.search(entry["message"])
             ],
         }
-        _screenshot(browser, screenshots / f"{docname.replace('/', '_')}.png")
+        pages[docname]["height"] = _screenshot(browser, screenshots / _shot_name(docname))
+    return pages
+
+
+def _press_menu(driver) -> bool:
+    """Click the ☰ button (the visible primary-sidebar toggle); False if there is none."""
+    buttons = [
+        b for b in driver.find_elements("css selector", ".primary-toggle") if b.is_displayed()
+    ]
+    if not buttons:
+        return False
+    buttons[0].click()
+    return True
+
+
+def _wait_for(driver, condition, timeout: float = 5.0) -> None:
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        WebDriverWait(driver, timeout, poll_frequency=0.1).until(condition)
+    except TimeoutException:
+        pass
+
+
+def render_phone(server: str, docnames: list[str], screenshots: Path) -> dict[str, dict]:
+    """Load every page at :data:`PHONE_WIDTH` px, save its screenshot, open its ☰ drawer."""
+    driver = open_browser(PHONE_WIDTH, PHONE_HEIGHT)
+    pages = {}
+    try:
+        for docname in docnames:
+            driver.get(f"{server}/{docname}.html")
+            driver.execute_async_script(MATHJAX_DONE)
+            _widgets_drawn(driver)
+            page = {
+                "width": driver.execute_script("return window.innerWidth;"),
+                "overflow": driver.execute_script(PAGE_OVERFLOW),
+                "tables": driver.execute_script(TABLES),
+                "closed": driver.execute_script(SIDEBAR),
+            }
+            page["height"] = _screenshot(driver, screenshots / _shot_name(docname))
+            page["menu"] = _press_menu(driver)
+            _wait_for(driver, lambda d: d.execute_script(SIDEBAR)["nav"])
+            page["open"] = driver.execute_script(SIDEBAR)
+            if docname == docnames[0]:
+                driver.save_screenshot(str(screenshots / "drawer_open.png"))
+            pages[docname] = page
+    finally:
+        driver.quit()
     return pages
 
 
 @pytest.fixture(scope="module")
 def rendered(browser, server):
     return render(browser, server, PAGES, SCREENSHOTS)
+
+
+@pytest.fixture(scope="module")
+def phone(server):
+    return render_phone(server, PAGES, PHONE_SCREENSHOTS)
 
 
 @pytest.mark.book
@@ -261,8 +481,8 @@ def test_page_reads_offline(rendered, docname):
     if page["has_math"]:
         assert page["typeset"], f"{docname}: MathJax did not load from the book's own files"
         assert page["mathjax_output"] > 0, f"{docname}: math present but none typeset"
-    raw_math = [t for t in page["prose"] if "\\(" in t or "\\[" in t or "$$" in t]
-    assert not raw_math, f"{docname}: untypeset math: {raw_math[:3]}"
+    raw_math = [t.strip()[:120] for t in page["prose"] if RAW_TEX.search(t)]
+    assert not raw_math, f"{docname}: TeX left outside typeset math: {raw_math[:3]}"
     assert all(page["widgets"]), f"{docname}: {page['widgets'].count(False)} widget(s) not drawn"
     lines = page["text"].splitlines()
     pipe_rows = [ln for ln in lines if ln.lstrip().startswith("|") and ln.count("|") >= 2]
@@ -275,8 +495,110 @@ def test_page_reads_offline(rendered, docname):
     assert not broken, f"{docname}: images that did not load: {broken}"
     bars = PROGRESS.search(page["text"])
     assert bars is None, f"{docname}: progress-bar text in the page: {bars.group(0)!r}"
-    wide = [px for px in page["overflow"] if px > 1]
-    assert not wide, f"{docname}: a table scrolls sideways at {WIDTH} px by {wide} px"
+    overflow, culprits = page["page_overflow"]
+    assert overflow <= 0, f"{docname}: the page scrolls sideways by {overflow} px: {culprits}"
+
+
+def _table_problems(tables: list, own_fit: bool) -> list[str]:
+    """What is wrong with a page's tables (see :data:`TABLES`): a table may reach beyond its
+    column only inside a box of its own that scrolls sideways, and with ``own_fit`` (at
+    1280 px) the book's own wide tables (claims, notation) not at all; no table breaks a number
+    across lines."""
+    problems = []
+    for label, classes, overflow, scrolls, broken in tables:
+        own = "physid-claims" in classes or "physid-notation" in classes
+        if overflow > 1 and ((own and own_fit) or not scrolls):
+            problems.append(f"{label!r} reaches {overflow} px beyond its column")
+        if broken:
+            problems.append(f"{label!r} breaks numbers across lines: {broken[:4]}")
+    return problems
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("docname", PAGES)
+def test_tables_fit_or_scroll_in_their_own_box(rendered, docname):
+    problems = _table_problems(rendered[docname]["tables"], own_fit=True)
+    assert not problems, f"{docname} at {WIDTH} px: " + "; ".join(problems)
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("docname", PAGES)
+def test_explorers_are_disabled_and_labelled_on_the_static_page(rendered, docname):
+    """No kernel runs behind a built page, so moving a control could not redraw the figure:
+    every control of every explorer is disabled, its label's tooltip and a note above the
+    explorer say to run the notebook (physid-widgets.js)."""
+    for number, explorer in enumerate(rendered[docname]["explorers"], start=1):
+        where = f"{docname}, explorer {number}"
+        if not explorer["controls"]:
+            continue
+        assert not explorer["enabled"], f"{where}: controls still enabled: {explorer['enabled']}"
+        assert not explorer["untitled"], f"{where}: controls not labelled: {explorer['untitled']}"
+        assert "run the notebook" in explorer["note"].lower(), (
+            f"{where}: no visible note saying to run the notebook ({explorer['note']!r})"
+        )
+
+
+@pytest.mark.book
+def test_explorers_exist_and_have_controls(rendered):
+    explorers = [e for page in rendered.values() for e in page["explorers"]]
+    assert explorers and all(e["controls"] > 0 for e in explorers), explorers
+
+
+@pytest.mark.book
+def test_a_static_slider_does_not_move(browser, server):
+    """Dragging the tutorial's slider, or pressing keys on it, changes neither the value shown
+    nor the figure: the page has no kernel to redraw it."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    browser.get(f"{server}/book/tutorial_sliding_box.html")
+    browser.execute_async_script(MATHJAX_DONE)
+    assert all(_widgets_drawn(browser))
+    readout = browser.find_element("css selector", ".widget-slider .widget-readout")
+    handle = browser.find_element("css selector", ".widget-slider .noUi-handle")
+    figure = "return document.querySelector('.widget-output img').src;"
+    before = (readout.text, browser.execute_script(figure))
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", handle)
+    ActionChains(browser).drag_and_drop_by_offset(handle, 400, 0).perform()
+    handle.send_keys(Keys.END, Keys.ARROW_RIGHT, Keys.PAGE_UP)
+    after = (readout.text, browser.execute_script(figure))
+    assert after == before, f"the slider moved on a static page: {before[0]} -> {after[0]}"
+
+
+@pytest.mark.book
+def test_menu_button_collapses_the_sidebar_at_1280px(browser, server):
+    """At 1280 px the navigation shows beside the page, the ☰ button hides it and shows it
+    again, and no header bar above the page holds a second search field."""
+    browser.get(f"{server}/book/intro.html")
+    state = browser.execute_script(SIDEBAR)
+    assert state["nav"], "the navigation is not in view at 1280 px"
+    assert state["header"] < 8, f"a {state['header']} px header bar above the page"
+    assert state["searches"] <= 1, f"{state['searches']} search fields in view"
+    assert _press_menu(browser), "no ☰ button"
+    _wait_for(browser, lambda d: not d.execute_script(SIDEBAR)["nav"])
+    assert not browser.execute_script(SIDEBAR)["nav"], "☰ did not collapse the sidebar"
+    assert not browser.execute_script("return !!document.querySelector('dialog[open]');"), (
+        "☰ opened the navigation as a pop-up instead of collapsing it"
+    )
+    assert _press_menu(browser)
+    _wait_for(browser, lambda d: d.execute_script(SIDEBAR)["nav"])
+    assert browser.execute_script(SIDEBAR)["nav"], "☰ did not bring the sidebar back"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("docname", PAGES)
+def test_page_works_on_a_phone(phone, docname):
+    page = phone[docname]
+    assert page["width"] == PHONE_WIDTH, f"the window is {page['width']} px wide"
+    overflow, culprits = page["overflow"]
+    assert overflow <= 0, (
+        f"{docname} scrolls sideways at {PHONE_WIDTH} px by {overflow} px: {culprits}"
+    )
+    problems = _table_problems(page["tables"], own_fit=False)
+    assert not problems, f"{docname} at {PHONE_WIDTH} px: " + "; ".join(problems)
+    assert not page["closed"]["nav"], "the navigation covers the page before ☰ is pressed"
+    assert page["menu"], f"{docname}: no ☰ button at {PHONE_WIDTH} px"
+    assert page["open"]["nav"], f"{docname}: ☰ did not open the navigation at {PHONE_WIDTH} px"
 
 
 #: Resolves with "reached" or "blocked: <error>" for a request to ``arguments[0]``.
@@ -320,14 +642,28 @@ def test_internal_links_resolve(rendered, server, html_dir):
 def test_report_verdicts_are_in_view_at_1280px(rendered):
     rows = rendered["book/report"]["verdicts"]
     assert rows, "the report has no claim table (table.physid-claims)"
-    for left, right, width, overflow, verdict in rows:
-        assert verdict in ("✓", "✗"), f"first column holds {verdict!r}, not a verdict"
+    verdicts = {"✓"} | {f"✗ {cause}" for cause in CAUSES.values()}
+    for left, right, width, overflow, verdict, split in rows:
+        # Sphinx's smart quotes turn the causes' apostrophes into ’.
+        assert verdict.replace("’", "'") in verdicts, f"first column holds {verdict!r}"
+        assert not split, f"the verdict {verdict!r} is broken inside a word: {split}"
         assert 0 <= left and right <= width, f"verdict cell at {left}–{right} px, page {width}"
         assert overflow <= 1, f"a claim table scrolls sideways by {overflow} px"
 
 
 @pytest.mark.book
-def test_every_page_has_a_screenshot(rendered):
+def test_every_page_has_whole_page_screenshots(rendered, phone):
+    """A screenshot of each whole page at both widths, as tall as the page (not cut at the
+    16,384 px that one capture can hold)."""
+    import struct
+
     for docname in rendered:
-        shot = SCREENSHOTS / f"{docname.replace('/', '_')}.png"
-        assert shot.read_bytes().startswith(b"\x89PNG"), shot
+        for pages, folder, width in (
+            (rendered, SCREENSHOTS, WIDTH),
+            (phone, PHONE_SCREENSHOTS, PHONE_WIDTH),
+        ):
+            shot = folder / _shot_name(docname)
+            head = shot.read_bytes()[:24]
+            assert head.startswith(b"\x89PNG"), shot
+            size = struct.unpack(">II", head[16:24])  # the IHDR chunk: width, height
+            assert size == (width, pages[docname]["height"]), (shot, size)

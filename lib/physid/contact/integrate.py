@@ -1,9 +1,9 @@
 """Ground truth: RK4 steps of the constrained dynamics, collision detection, contact impulses.
 
 This is the paper's Algorithm 1 as the authors run it: one fixed RK4 step of the smooth dynamics
-from t_i to t_{i+1}, then discrete collision detection at the new positions and, for every sample
-with a penetrating candidate (d < 0), one velocity jump from the contact model. Positions never
-jump, so a penetration is removed over later steps by penetration compensation.
+from ``t_i`` to ``t_{i+1}``, then discrete collision detection at the new positions and, for
+every sample with a penetrating candidate (d < 0), one velocity jump from the contact model.
+Positions never jump, so a penetration is removed over later steps by penetration compensation.
 
 Samples are grouped by their number of simultaneous contacts C, and each group is resolved in one
 batched call, so the contact layer (fast solver or cvxpylayers) is shared by all samples with the

@@ -1,6 +1,6 @@
 """Stein variational gradient descent (SVGD) and its constrained variant (CSVGD).
 
-SVGD (Liu & Wang, 2016) moves N particles along
+SVGD (Liu & Wang, 2016) moves N particles along ::
 
     φ(x_i) = (1/N) Σ_j [ k(x_j, x_i) ∇ log p(x_j) + ∇_{x_j} k(x_j, x_i) ],
 
