@@ -56,6 +56,7 @@ from physid.book.claims import (
     summary_line,
     write_claims,
 )
+from physid.book.display import BOOK_RUN_ENV
 from physid.book.errors import BuildError, ChapterError
 from physid.book.provenance import RunRecord
 from physid.book.vendor import fetch_vendor
@@ -199,21 +200,25 @@ def _glued_figures(nb: Any) -> Iterator[tuple[str, bytes]]:
 
 
 @contextmanager
-def _inline_matplotlib() -> Iterator[None]:
-    """Give the kernel the inline backend, whatever ``MPLBACKEND`` the caller has set.
+def _kernel_environment() -> Iterator[None]:
+    """Give the kernel the inline backend, whatever ``MPLBACKEND`` the caller has set, and
+    :data:`~physid.book.display.BOOK_RUN_ENV`; restore both afterwards.
 
     Glued and displayed figures are PNG outputs only under the inline backend; a headless
-    ``MPLBACKEND=Agg`` inherited by the kernel would silently drop them.
+    ``MPLBACKEND=Agg`` inherited by the kernel would silently drop them. The second tells the
+    chapter that the book places its glued figures (:func:`physid.book.display.in_book_run`).
     """
-    previous = os.environ.get("MPLBACKEND")
-    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    settings = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", BOOK_RUN_ENV: "1"}
+    previous = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         yield
     finally:
-        if previous is None:
-            del os.environ["MPLBACKEND"]
-        else:
-            os.environ["MPLBACKEND"] = previous
+        for name, value in previous.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 def execute_chapter(
@@ -314,7 +319,7 @@ def _papermill(
 ) -> None:
     import papermill
 
-    with _inline_matplotlib():
+    with _kernel_environment():
         papermill.execute_notebook(
             nb,
             str(out),
