@@ -14,7 +14,8 @@ import base64
 import io
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib as mpl
@@ -109,6 +110,32 @@ def plural(count: Any, singular: str, plural_form: str | None = None) -> str:
 def glue_count(name: str, count: Any, singular: str, plural_form: str | None = None) -> None:
     """Glue a count with its noun (see :func:`plural`) as text under ``name``."""
     glue_text(name, plural(count, singular, plural_form))
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """A number the prose was written for the range ``[low, high]`` of (:func:`glue_all`
+    glues it with ``within=(low, high)``)."""
+
+    value: Any
+    low: float
+    high: float
+
+
+def glue_all(values: Mapping[str, Any]) -> None:
+    """Glue every entry of ``values`` (glue name → value): a string as text
+    (:func:`glue_text`), a :class:`Bounded` number within its range and any other number as
+    a number (:func:`glue_number`). A chapter's driver returns such a mapping for what its
+    prose quotes, so the chapter glues it in one call."""
+    if not isinstance(values, Mapping):
+        raise TypeError(f"values must be a mapping of glue names, got {type(values).__name__}")
+    for name, value in values.items():
+        if isinstance(value, str):
+            glue_text(name, value)
+        elif isinstance(value, Bounded):
+            glue_number(name, value.value, within=(value.low, value.high))
+        else:
+            glue_number(name, value)
 
 
 def glue_figure(name: str, fig: Figure) -> None:
