@@ -31,6 +31,7 @@ def test_chapter_runs_with_figures_and_claims(quick_book, page):
 def test_claims_json_and_report_page(quick_book):
     claims = json.loads(quick_book.claims_path.read_text())
     fields = {"id", "chapter", "statement", "paper", "ours", "holds", "scale", "section", "why"}
+    fields |= {"cause", "ablation"}
     assert all(fields <= set(claim) for claim in claims)
     report = (quick_book.index.parent / "book" / "report.html").read_text()
     assert "physid-claims" in report
@@ -39,8 +40,12 @@ def test_claims_json_and_report_page(quick_book):
         assert f'#{claim["section"]}"' in report, f"{claim['id']} does not link to its section"
         if not claim["holds"]:
             assert claim["why"] and claim["why"].split()[0] in report
-    verdicts = re.findall(r"<td><p>([✓✗])</p></td>", report)
+    verdicts = re.findall(r"<td><p>(✓|✗ [^<]+)</p></td>", report)
     assert len(verdicts) == len(claims)
+    causes = {"paper": "✗ the paper’s", "setup": "✗ our set-up’s", "open": "✗ open"}
+    expected = ["✓" if c["holds"] else causes[c["cause"]] for c in claims]
+    assert sorted(v.replace("'", "’") for v in verdicts) == sorted(expected)
+    assert all(claim["holds"] or claim["cause"] in causes for claim in claims)
 
 
 @pytest.mark.parametrize("docname", WIDGET_CHAPTERS)

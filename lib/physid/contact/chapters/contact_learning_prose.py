@@ -1,0 +1,143 @@
+"""What the prose of "Learning dynamics and contact with CLNN and CHNN"
+(``book/contact_learning.md``) says about each result, as functions a test can check.
+
+Each ``*_prose`` function takes results the chapter computed and returns the numbers and the
+phrases its prose quotes, by glue name, for :func:`physid.book.display.glue_all`; a count with
+its noun comes from :func:`~physid.book.display.plural`. A phrase that depends on a result
+(whether this scale trains at the authors' learning rate, whether the rope's contacts make the
+time per iteration grow faster than the rope) is decided here, not in a hidden cell.
+:func:`optimiser_steps` is the number of steps a scale trains for, which the claims also take,
+and :class:`ExplorerRollouts` rolls a trained model out for the chapter's explorer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from physid.book.display import plural
+from physid.contact import training
+from physid.contact.chapters.contact_learning import LearnSizes, StudyResults
+from physid.contact.tasks import make_task
+
+__all__ = [
+    "ExplorerRollouts",
+    "explorer_prose",
+    "optimiser_steps",
+    "runs_prose",
+    "scaling_prose",
+    "sizes_prose",
+]
+
+
+def optimiser_steps(s: LearnSizes) -> int:
+    """The optimiser steps of one contact model's run at the sizes ``s``: a step per minibatch
+    of ``s.batch_size`` chunks (the last one may be short), ``s.epochs`` times."""
+    return s.epochs * math.ceil(s.n_train / s.batch_size)
+
+
+def sizes_prose(s: LearnSizes, paper: LearnSizes) -> dict[str, Any]:
+    """The sizes of this scale ``s`` beside the paper's, the rope and the grid this scale
+    trains, and what its learning rate means when it is not the authors'."""
+    steps, paper_steps = optimiser_steps(s), optimiser_steps(paper)
+    if s.lr == paper.lr:
+        lr_sentence = "The learning rate is the authors' as well."
+    else:
+        lr_sentence = (
+            f"The learning rate is {s.lr:g}, not the authors' {paper.lr:g}: with "
+            f"{paper_steps / steps:.0f} times fewer optimiser steps, the authors' rate leaves "
+            "the masses and the coefficients far from where they settle, and every finding "
+            "below would only show the start of training."
+        )
+    return {
+        "n_train": s.n_train,
+        "n_val": s.n_val,
+        "n_test": s.n_test,
+        "epochs": s.epochs,
+        "batch": s.batch_size,
+        "lr": s.lr,
+        "paper_epochs": paper.epochs,
+        "paper_batch": paper.batch_size,
+        "paper_lr": paper.lr,
+        "paper_n_train": paper.n_train,
+        "rope_used": make_task(s.rope).description,
+        "n_models": plural(len(s.models), "model"),
+        "n_tasks": plural(len(s.tasks), "task"),
+        "steps_per_run": steps,
+        "paper_steps": paper_steps,
+        "lr_sentence": lr_sentence,
+    }
+
+
+def runs_prose(results: StudyResults) -> dict[str, Any]:
+    """How the training went: the distinct runs (a job shared by two studies counts once),
+    the optimiser steps skipped over all the studies' results, and the grid's cvxpylayers
+    fallbacks and diverged test rollouts (a grid run without an evaluation has none)."""
+    parts = (results.grid, results.efficiency, results.lcp, results.noise)
+    every = [r for part in parts for r in part]
+    runs = len({repr(sorted(r["job"].items())) for r in every})
+    evaluations = [r["evaluation"] for r in results.grid if r["evaluation"] is not None]
+    return {
+        "n_runs": plural(runs, "training run"),
+        "skipped_text": plural(sum(r["skipped_steps"] for r in every), "optimiser step"),
+        "fallbacks_text": plural(
+            sum(r["solver"]["fallbacks"] for r in results.grid), "cvxpylayers fallback"
+        ),
+        "diverged_text": plural(sum(e["diverged"] for e in evaluations), "test rollout"),
+    }
+
+
+def scaling_prose(s: LearnSizes, slope: float) -> dict[str, Any]:
+    """Table 3's batch and what its log-log ``slope`` says of the contacts' cost: above 1 the
+    time grows faster than the rope, else the costs that do not grow with it still dominate."""
+    return {
+        "scaling_batch": s.scaling_batch,
+        "contacts_effect": "so the time grows faster than the rope's length"
+        if slope > 1
+        else "yet at these sizes the costs that do not grow with the rope still dominate",
+    }
+
+
+def explorer_prose(key: tuple[str, str]) -> dict[str, Any]:
+    """The explorer's default view, ``key`` = ``(task, model)``, as the caption names it."""
+    task, model = key
+    return {"explorer_key": f"{model} on {task}"}
+
+
+#: The job's fields that name its data set (:func:`physid.contact.training.job_data`).
+_DATA_FIELDS = ("task", "n_train", "n_val", "n_test", "data_seed", "data_model", "noise")
+
+
+class ExplorerRollouts:
+    """The ``rollouts`` of the chapter's explorer
+    (:func:`~physid.contact.chapters.contact_learning_figures.rollout_explorer`).
+
+    Called with a ``(task, model)`` key of ``results_by_key`` (fit results) and a 0-based test
+    trajectory index, it rolls that run's trained model out from the trajectory's first state
+    and returns ``(x_pred, x_true, dt, task)``. Each model is restored once, on first use.
+    """
+
+    def __init__(self, results_by_key: Mapping[tuple[str, str], Mapping[str, Any]]) -> None:
+        self.results_by_key = results_by_key
+        self._models: dict[tuple[str, str], nn.Module] = {}
+
+    def __call__(
+        self, key: tuple[str, str], index: int
+    ) -> tuple[np.ndarray, np.ndarray, float, str]:
+        result = self.results_by_key[key]
+        if key not in self._models:
+            self._models[key] = training.restore(result)
+        data = training.job_data(**{k: result["job"][k] for k in _DATA_FIELDS})
+        x_true = data.test_x[index].numpy()
+        with torch.no_grad():
+            xs, _ = self._models[key].rollout(
+                data.test_x[index : index + 1, 0],
+                data.test_v[index : index + 1, 0],
+                len(x_true) - 1,
+            )
+        return xs[0].numpy(), x_true, make_task(key[0]).dt, key[0]

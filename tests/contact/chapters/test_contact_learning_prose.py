@@ -1,0 +1,106 @@
+"""The learning chapter's prose: what it says about each result, each way it can come out."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from physid.book.display import glue_all
+from physid.contact import training
+from physid.contact.chapters import contact_learning as study
+from physid.contact.chapters import contact_learning_prose as prose
+from physid.contact.models import build
+from physid.contact.tasks import make_task
+
+#: The contact library computes in float64; tensors made here without a dtype follow.
+pytestmark = pytest.mark.usefixtures("float64_default")
+
+
+def test_optimiser_steps_counts_the_short_last_batch():
+    s = dataclasses.replace(study.SIZES["quick"], n_train=17, batch_size=4, epochs=3)
+    assert prose.optimiser_steps(s) == 15
+    assert prose.optimiser_steps(study.SIZES["paper"]) == 4000
+
+
+def test_sizes_prose_at_the_authors_rate():
+    s, paper = study.SIZES["quick"], study.SIZES["paper"]
+    s = dataclasses.replace(s, lr=paper.lr, tasks=("BP5",), models=("CM-CD-CLNN", "IN-CP-SP"))
+    got = prose.sizes_prose(s, paper)
+    assert got["lr_sentence"] == "The learning rate is the authors' as well."
+    assert got["n_tasks"] == "1 task" and got["n_models"] == "2 models"
+    assert got["rope_used"] == make_task(s.rope).description
+    assert got["paper_steps"] == 4000 and got["steps_per_run"] == prose.optimiser_steps(s)
+    assert (got["n_train"], got["batch"], got["paper_n_train"]) == (s.n_train, s.batch_size, 800)
+
+
+def test_sizes_prose_at_another_rate_says_how_many_fewer_steps():
+    paper = study.SIZES["paper"]
+    s = dataclasses.replace(study.SIZES["quick"], lr=0.01, n_train=16, batch_size=16, epochs=40)
+    got = prose.sizes_prose(s, paper)
+    assert got["lr_sentence"].startswith(
+        "The learning rate is 0.01, not the authors' 0.001: with 100 times fewer optimiser steps"
+    )
+    assert got["lr"] == 0.01 and got["paper_lr"] == 0.001
+
+
+def _result(task, model, skipped=0, fallbacks=0, diverged=0, evaluated=True):
+    return {
+        "job": {"task": task, "model": model},
+        "skipped_steps": skipped,
+        "solver": {"fallbacks": fallbacks},
+        "evaluation": {"diverged": diverged} if evaluated else None,
+    }
+
+
+def test_runs_prose_counts_shared_jobs_once_and_skips_missing_evaluations():
+    shared = _result("BP5", "CM-CD-CLNN", skipped=1, fallbacks=2, diverged=1)
+    results = study.StudyResults(
+        grid=[shared, _result("BP5", "IN-CP-SP", fallbacks=1, evaluated=False)],
+        efficiency=[shared],
+        lcp=[_result("CP3-e", "CM-CD-CLNN", skipped=3, diverged=5)],
+        noise=[],
+    )
+    assert prose.runs_prose(results) == {
+        "n_runs": "3 training runs",
+        "skipped_text": "5 optimiser steps",  # the shared job's results, in both studies
+        "fallbacks_text": "3 cvxpylayers fallbacks",
+        "diverged_text": "1 test rollout",  # the grid's only
+    }
+
+
+@pytest.mark.parametrize("slope, start", [(1.2, "so the time grows"), (0.2, "yet at these")])
+def test_scaling_prose_says_what_the_contacts_cost(slope, start):
+    got = prose.scaling_prose(study.SIZES["quick"], slope)
+    assert got["contacts_effect"].startswith(start)
+    assert got["scaling_batch"] == study.SIZES["quick"].scaling_batch
+
+
+def test_explorer_prose_names_model_then_task():
+    assert prose.explorer_prose(("BP5", "CM-CD-CLNN")) == {"explorer_key": "CM-CD-CLNN on BP5"}
+
+
+def test_every_prose_dict_glues(monkeypatch):
+    glued = {}
+    monkeypatch.setattr("myst_nb.glue", lambda name, value, display: glued.update({name: value}))
+    quick = study.SIZES["quick"]
+    glue_all(prose.sizes_prose(quick, study.SIZES["paper"]))
+    glue_all(prose.scaling_prose(quick, 0.5))
+    glue_all(prose.explorer_prose(("BP5", "CM-CD-CLNN")))
+    assert glued["n_train"] == float(quick.n_train) and glued["scaling_batch"] == 4.0
+    assert glued["explorer_key"] == "CM-CD-CLNN on BP5"
+
+
+def test_explorer_rollouts_start_at_the_truth_and_restore_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("PHYSID_CACHE", str(tmp_path))
+    job = training.make_job(task="BP5", model="CM-CD-CLNN", n_train=1, n_val=1, n_test=2)
+    state = build("CM-CD-CLNN", "BP5", job["model_seed"]).state_dict()
+    result = {"job": job, "state": {k: v.numpy() for k, v in state.items()}}
+    rollouts = prose.ExplorerRollouts({("BP5", "CM-CD-CLNN"): result})
+    x_pred, x_true, dt, name = rollouts(("BP5", "CM-CD-CLNN"), 1)
+    assert name == "BP5" and dt == make_task("BP5").dt
+    assert x_pred.shape == x_true.shape
+    np.testing.assert_allclose(x_pred[0], x_true[0])
+    model = rollouts._models[("BP5", "CM-CD-CLNN")]
+    again, *_ = rollouts(("BP5", "CM-CD-CLNN"), 1)
+    assert rollouts._models[("BP5", "CM-CD-CLNN")] is model
+    np.testing.assert_array_equal(again, x_pred)
