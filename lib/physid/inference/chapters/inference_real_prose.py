@@ -1,0 +1,197 @@
+"""The prose of the chapter on real data (``book/inference_real.md``): what it says about each
+result, as functions a test can check.
+
+Each ``*_prose`` function takes results the chapter computed (the double pendulum's,
+:mod:`physid.inference.chapters.inference_real_pendulum`, and the shaken box's,
+:mod:`physid.inference.chapters.inference_real_box`) and returns the numbers and the phrases
+its prose quotes, by glue name, for :func:`physid.book.display.glue_all`. A number the prose
+was written for a range of is a :class:`~physid.book.display.Bounded`. A phrase that depends on
+a result (whether the recordings are installed, whether a rollout blew up, how many of the
+pendulum's claims hold) is decided here, not in a hidden cell. :func:`most_likely_weights` is
+the one search the prose quotes that the chapter does not show.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from physid.book.claims import Verdict
+from physid.book.display import Bounded, plural
+from physid.inference import ibm
+from physid.inference.box import TRUE_WEIGHTS
+from physid.inference.chapters import inference_real_box as sb
+from physid.inference.chapters import inference_real_pendulum as rp
+from physid.inference.chapters.inference_real_claims import show_metric
+from physid.inference.chapters.inference_synthetic import estimator_settings
+from physid.inference.estimators import BayesSim
+from physid.inference.pendulum import DEFAULTS, REAL_LIMITS
+from physid.inference.statistics import DEFAULT_LAGS
+
+__all__ = [
+    "box_prose",
+    "data_prose",
+    "identifiability_prose",
+    "most_likely_weights",
+    "setup_prose",
+    "table_prose",
+    "weights_prose",
+]
+
+#: The order of the weights' coordinates with the two weights swapped.
+_SWAP = [2, 3, 0, 1]
+
+
+def setup_prose(s: rp.RealSizes) -> dict[str, Any]:
+    """The pendulum's set-up as the prose states it at sizes ``s``: the trajectory, the
+    windows, the counts of particles, iterations and held-out trajectories, the camera's rate,
+    the link lengths' values and limits, the noise scales, the kNN's ``k``, BayesSim's settings
+    and the paper's sizes."""
+    bayessim = inspect.signature(BayesSim).parameters
+    shooting_dims = 4 * (s.windows - 1)
+    paper = rp.SIZES["paper"]
+    return {
+        "n_steps": plural(s.n_steps, "frame"),
+        "horizon_s": Bounded(s.n_steps * ibm.DT, 0, 100),
+        "windows": plural(s.windows, "shooting window"),
+        "n_particles": plural(s.n_particles, "particle"),
+        "iterations": plural(s.iterations, "iteration"),
+        "n_tests": plural(s.n_tests, "held-out trajectory", "held-out trajectories"),
+        "rate": Bounded(ibm.RATE, 1, 1e4),
+        "l1": Bounded(DEFAULTS["l1"], 0, 1),
+        "l2_low": Bounded(REAL_LIMITS["l2"][0], 0, 1),
+        "l2_high": Bounded(REAL_LIMITS["l2"][1], 0, 1),
+        "sigma_obs": Bounded(rp.SIGMA_OBS, 0, 10),
+        "sigma_def": Bounded(rp.SIGMA_DEF, 0, 10),
+        "k_neighbours": Bounded(rp.K_NEIGHBOURS, 1, 100),
+        "bayessim_sims": plural(s.bayessim_simulations, "simulation"),
+        "bayessim_epochs": plural(s.bayessim_epochs, "epoch"),
+        "shooting_dims": plural(shooting_dims, "dimension"),
+        "emcee_walkers": plural(2 * (len(REAL_LIMITS) + shooting_dims), "walker"),
+        "bayessim_every": str(estimator_settings("BayesSim", s).options["every"]),
+        "bayessim_lags": ", ".join(str(lag) for lag in DEFAULT_LAGS),
+        "bayessim_depth": Bounded(bayessim["depth"].default, 1, 10),
+        "mdn_hidden": Bounded(bayessim["hidden"].default, 1, 1e4),
+        "paper_particles": plural(paper.n_particles, "particle"),
+        "paper_iterations": plural(paper.iterations, "iteration"),
+    }
+
+
+def data_prose(problem: rp.RealProblem) -> dict[str, Any]:
+    """Where ``problem``'s trajectories come from (the recordings, or the simulated stand-in
+    when they are not installed) and which runs are the reference and the tests."""
+    return {
+        "data_source": (
+            f"the recordings ({problem.source})"
+            if problem.real
+            else "a SIMULATED STAND-IN, because the recordings are not installed"
+        ),
+        "reference_run": str(problem.runs[0]),
+        "test_runs": ", ".join(str(r) for r in problem.runs[1:]),
+    }
+
+
+def identifiability_prose(problem: rp.RealProblem) -> dict[str, Any]:
+    """Why the data cannot see ``l2``: the log-likelihood's gradient with respect to it at the
+    centre of ``problem``'s limits (exactly zero) against the largest of the others, and, on
+    the recordings, the link length the reference run's markers imply (the stand-in has no
+    markers)."""
+    target = problem.target()
+    z = torch.full((1, target.n_params), 0.5, dtype=torch.float64).requires_grad_(True)
+    (gradient,) = torch.autograd.grad(target.log_likelihood(z).sum(), z)
+    l2_index = target.limits.names.index("l2")
+    prose: dict[str, Any] = {
+        "l2_gradient": Bounded(abs(gradient[0, l2_index].item()), 0, 1e-300),
+        "other_gradient": Bounded(gradient[0].abs().max().item(), 0, 1e12),
+    }
+    if not problem.real:
+        return {**prose, "implied_l2_text": "The stand-in has no markers to measure it"}
+    reference = problem.runs[0]
+    implied = ibm.load_run(reference).implied_l2
+    return {
+        **prose,
+        "implied_l2": Bounded(implied, 0, 1),
+        "implied_l2_text": (
+            f"The markers measure it all the same: scaled so that link 1 is "
+            f"{DEFAULTS['l1']:.3f} m long, the elbow–tip distance of run {reference} is "
+            f"{implied:.3f} m, below the paper's prior range"
+        ),
+    }
+
+
+def table_prose(
+    runs: Mapping[tuple[str, str], rp.RealRun],
+    bayessim: Sequence[rp.RealRun],
+    sgld_gain: float,
+    verdicts: Sequence[Verdict],
+) -> dict[str, Any]:
+    """What the prose says under the tables: whether any rollout of Table II's ``runs`` (keyed
+    by ``(family, shooting)``) or of the ``bayessim`` variants blew up, the range of their
+    times, CSVGD's metrics on multiple shooting, SGLD's MMD gain from multiple shooting
+    (``sgld_gain``) and how many of the pendulum's claims (``verdicts``) hold."""
+    every = [*runs.values(), *bayessim]
+    unstable = sum(r.metrics.unstable for r in every)
+    seconds = [r.seconds for r in every]
+    csvgd = runs[("(C)SVGD", "multiple")]
+    held = sum(bool(verdict.holds) for verdict in verdicts)
+    prose: dict[str, Any] = {
+        "unstable_text": (
+            "No particle's rollout blew up"
+            if unstable == 0
+            else f"{unstable} particles' rollouts blew up and were left out"
+        ),
+        "run_seconds": f"{min(seconds):.0f}–{max(seconds):.0f}",
+        "sgld_gain": show_metric(sgld_gain),
+        "real_claims_held": f"{held} of {len(verdicts)} hold",
+    }
+    for name, value in zip(("kl_rs", "kl_sr", "mmd"), csvgd.metrics.as_row(), strict=True):
+        prose[f"csvgd_{name}"] = show_metric(value)
+    return prose
+
+
+def box_prose(b: sb.BoxSizes, phase_one: sb.PhaseOne) -> dict[str, Any]:
+    """The shaken box's numbers at sizes ``b``: phase I's point error before and after
+    (``phase_one``, mm), the counts of particles and iterations of both phases, the modes'
+    radius and reach (cm) and the recording's noise (mrad)."""
+    return {
+        "box_error_before_mm": Bounded(1000 * phase_one.error_before, 0, 1e4),
+        "box_error_after_mm": Bounded(1000 * phase_one.error_after, 0, 1e4),
+        "phase1_particles": plural(b.phase1_particles, "particle"),
+        "phase1_iterations": plural(b.phase1_iterations, "iteration"),
+        "box_particles": plural(b.n_particles, "particle"),
+        "box_iterations": plural(b.iterations, "iteration"),
+        "nuts_box_iterations": plural(b.nuts_iterations, "iteration"),
+        "mode_radius_cm": Bounded(100 * sb.MODE_RADIUS, 0, 100),
+        "mode_reach_cm": Bounded(100 * sb.MODE_REACH, 0, 100),
+        "box_noise_mrad": Bounded(1000 * sb.NOISE, 0, 1000),
+    }
+
+
+def most_likely_weights(
+    weight_runs: Sequence[sb.WeightRun], box: dict[str, float], seed: int = 0
+) -> np.ndarray:
+    """Of all the final particles of ``weight_runs`` (clipped into the limits), the weight
+    positions (4,) with the highest likelihood of the recording with the box ``box`` (phase
+    I's) and ``seed``'s noise."""
+    target = sb.box_problem(2, box, seed).target()
+    pooled = np.concatenate([run.theta for run in weight_runs])
+    pooled = np.clip(pooled, target.limits.lower, target.limits.upper)
+    with torch.no_grad():
+        loglik = target.log_likelihood(target.limits.normalise(pooled)).numpy()
+    return pooled[int(np.argmax(loglik))]
+
+
+def weights_prose(top: np.ndarray) -> dict[str, Any]:
+    """The most likely weight positions ``top`` (``w1x, w1y, w2x, w2y``, m), swapped so that
+    weight 1 is on the ``+x`` side as in the truth, and the true positions."""
+    top = top if top[0] > 0 else top[_SWAP]
+    return {
+        "best_weights": f"({top[0]:+.3f}, {top[1]:+.3f}) m and ({top[2]:+.3f}, {top[3]:+.3f}) m",
+        "true_weights": "({:+.3f}, {:+.3f}) m and ({:+.3f}, {:+.3f}) m".format(
+            *(TRUE_WEIGHTS[n] for n in ("w1x", "w1y", "w2x", "w2y"))
+        ),
+    }

@@ -1,0 +1,120 @@
+"""The real-data chapter's prose: what it says about each result, each way it can come out."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from physid.book.display import Bounded
+from physid.inference import ibm
+from physid.inference.box import TRUE_BOX, TRUE_WEIGHTS
+from physid.inference.chapters import inference_real_box as sb
+from physid.inference.chapters import inference_real_pendulum as rp
+from physid.inference.chapters import inference_real_prose as prose
+
+QUICK = rp.SIZES["quick"]
+TRUTH = np.array([TRUE_WEIGHTS[n] for n in ("w1x", "w1y", "w2x", "w2y")])
+
+
+@pytest.fixture(autouse=True)
+def no_cache(monkeypatch):
+    monkeypatch.setenv("PHYSID_CACHE", "off")
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return rp.real_problem(QUICK)
+
+
+def _run(family: str, shooting: str, metrics=(1.0, 1.0, 1.0), unstable=0, seconds=1.0):
+    return rp.RealRun(family, family, shooting, 0, seconds, 8, np.zeros((8, 11)),
+                      rp.Metrics(*metrics, unstable=unstable, distinct=8), -1.0)
+
+
+def test_setup_prose_states_the_sizes_and_constants():
+    setup = prose.setup_prose(QUICK)
+    assert setup["n_steps"] == f"{QUICK.n_steps} frames"
+    assert setup["horizon_s"] == Bounded(QUICK.n_steps * ibm.DT, 0, 100)
+    assert setup["n_tests"] == f"{QUICK.n_tests} held-out trajectories"
+    assert setup["shooting_dims"] == f"{4 * (QUICK.windows - 1)} dimensions"
+    assert setup["emcee_walkers"] == f"{2 * (11 + 4 * (QUICK.windows - 1))} walkers"
+    assert setup["bayessim_lags"] == "5, 10, 20, 50, 100"
+    assert setup["paper_particles"] == "100 particles"
+    assert setup["paper_iterations"] == "2,000 iterations"
+    assert setup["l2_low"].value < setup["l2_high"].value
+
+
+def test_data_prose_names_the_recordings_or_warns_of_the_stand_in(problem):
+    real = prose.data_prose(replace(problem, real=True, source="IBM runs", runs=(2, 3, 4)))
+    assert real == {"data_source": "the recordings (IBM runs)", "reference_run": "2",
+                    "test_runs": "3, 4"}
+    stand_in = prose.data_prose(replace(problem, real=False))
+    assert stand_in["data_source"].startswith("a SIMULATED STAND-IN")
+
+
+def test_the_likelihood_cannot_see_l2(problem):
+    seen = prose.identifiability_prose(replace(problem, real=False))
+    assert seen["l2_gradient"].value == 0 and seen["other_gradient"].value > 0
+    assert seen["implied_l2_text"] == "The stand-in has no markers to measure it"
+    assert "implied_l2" not in seen
+
+
+@pytest.mark.skipif(ibm.data_dir() is None, reason="the IBM recordings are not installed")
+def test_the_markers_measure_l2(problem):
+    seen = prose.identifiability_prose(replace(problem, real=True))
+    implied = ibm.load_run(problem.runs[0]).implied_l2
+    assert seen["implied_l2"] == Bounded(implied, 0, 1)
+    assert seen["implied_l2_text"].startswith("The markers measure it all the same")
+    assert f"run {problem.runs[0]} is {implied:.3f} m" in seen["implied_l2_text"]
+
+
+@pytest.mark.parametrize(
+    ("unstable", "phrase"),
+    [(0, "No particle's rollout blew up"), (3, "3 particles' rollouts blew up and were left out")],
+)
+def test_table_prose_counts_blown_up_rollouts_and_held_claims(unstable, phrase):
+    runs = {
+        ("(C)SVGD", "multiple"): _run("(C)SVGD", "multiple", (-186.2, math.nan, 0.02846),
+                                      seconds=12.4),
+        ("SGLD", "single"): _run("SGLD", "single", unstable=unstable, seconds=3.0),
+    }
+    bayessim = [_run("BayesSim (summary)", "single", seconds=40.0)]
+    verdicts = [SimpleNamespace(holds=True), SimpleNamespace(holds=False)]
+    table = prose.table_prose(runs, bayessim, 0.99941, verdicts)
+    assert table["unstable_text"] == phrase
+    assert table["run_seconds"] == "3–40"
+    assert (table["csvgd_kl_rs"], table["csvgd_kl_sr"], table["csvgd_mmd"]) == (
+        "-186.2", "N/A", "0.02846")
+    assert table["sgld_gain"] == "0.9994"
+    assert table["real_claims_held"] == "1 of 2 hold"
+
+
+def test_box_prose_converts_units():
+    box = sb.SIZES["quick"]
+    phase_one = sb.PhaseOne(np.zeros((1, 11)), dict(TRUE_BOX), 0.0147, 0.0084, 1.0)
+    stated = prose.box_prose(box, phase_one)
+    assert stated["box_error_before_mm"] == Bounded(14.7, 0, 1e4)
+    assert stated["box_error_after_mm"].value == pytest.approx(8.4)
+    assert stated["box_particles"] == f"{box.n_particles} particles"
+    assert stated["mode_radius_cm"].value == pytest.approx(100 * sb.MODE_RADIUS)
+    assert stated["box_noise_mrad"].value == pytest.approx(1000 * sb.NOISE)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_weights_prose_puts_weight_one_on_the_plus_x_side(swap):
+    top = np.array([-0.1, 0.02, 0.11, -0.03]) if swap else np.array([0.11, -0.03, -0.1, 0.02])
+    stated = prose.weights_prose(top)
+    assert stated["best_weights"] == "(+0.110, -0.030) m and (-0.100, +0.020) m"
+    assert stated["true_weights"] == "(+0.125, +0.000) m and (-0.125, +0.000) m"
+
+
+def test_the_most_likely_weights_are_the_true_ones():
+    runs = [
+        sb.WeightRun("CEM", 1.0, np.zeros((3, 4)), 0.0),
+        sb.WeightRun("CSVGD", 1.0, np.stack((TRUTH[[2, 3, 0, 1]] * 0.5, TRUTH)), 0.0),
+    ]
+    np.testing.assert_array_equal(prose.most_likely_weights(runs, dict(TRUE_BOX)), TRUTH)
