@@ -1,0 +1,327 @@
+"""What the prose of "Identifying mass and friction by pushing" (``book/pushing_identify.md``)
+says about each result, as functions a test can check.
+
+Each ``*_prose`` function takes results the chapter computed
+(:mod:`physid.pushing.chapters.pushing_identify`, summarised by
+:mod:`~physid.pushing.chapters.pushing_identify_claims`) and returns the numbers and the
+phrases its prose quotes, by glue name, for :func:`physid.book.display.glue_all`. A number the
+prose was written for a range of is a :class:`~physid.book.display.Bounded`; a count with its
+noun comes from :func:`~physid.book.display.plural`. A phrase that depends on a result (whether
+the time budget or the simulations end the runs before the paper's headline time, which
+methods never improve, whether the finite-difference cost is the same for every object) is
+decided here, not in a hidden cell. The settings the prose names (the search box and its start,
+the engine's step, Algorithm 1's rate, the methods' steps, the paper's sizes) are read from the
+library, so the text follows the code. :func:`lcp_cells`, :func:`fd_cost` and
+:func:`converged_steps` are the numbers the chapter's claims share with its prose.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from physid.book.display import Bounded, plural
+from physid.pushing import load_object, observations, target
+from physid.pushing.chapters import pushing_identify as study
+from physid.pushing.chapters.pushing_identify import (
+    CostPoint,
+    Directions,
+    Identifiability,
+    IdentifySizes,
+    MethodRun,
+    PushCountRun,
+)
+from physid.pushing.chapters.pushing_identify_claims import (
+    CONVERGED_SHARE,
+    FeatureContrasts,
+    PooledCosines,
+    ProtocolErrors,
+    cosine_text,
+    listing,
+    mm,
+    slope_text,
+)
+from physid.pushing.identify import METHODS
+
+__all__ = [
+    "algorithm1_prose",
+    "converged_steps",
+    "cost_prose",
+    "direction_prose",
+    "fd_cost",
+    "fig3_prose",
+    "headline_prose",
+    "identifiability_prose",
+    "lcp_cells",
+    "loss_prose",
+    "maps_prose",
+    "methods_prose",
+    "protocol_prose",
+    "push_counts_prose",
+    "robot_prose",
+    "search_prose",
+]
+
+
+def _paper() -> IdentifySizes:
+    """The paper's sizes, which the prose quotes beside the run's."""
+    return study.SIZES["paper"]
+
+
+def _in_box(unit: float, limits: tuple[float, float]) -> float:
+    """A coordinate of the unit box as a value within ``limits``."""
+    return limits[0] + unit * (limits[1] - limits[0])
+
+
+def identifiability_prose(ident: Identifiability, factor: float, duration: float
+                          ) -> dict[str, Any]:
+    """What pushes can identify: the pushes of ``duration`` s, the global mass ``factor`` and
+    the mean displacements (mm) of :func:`~physid.pushing.chapters.pushing_identify.
+    identifiability`, with the range of the per-cell mass factors."""
+    return {
+        "ident_pushes_text": plural(ident.pushes, "random push", "random pushes"),
+        "ident_duration": duration,
+        "ident_factor": factor,
+        "ident_global_mm": Bounded(1e3 * ident.global_scale, 0, np.inf),
+        "ident_product_mm": Bounded(1e3 * ident.product_kept, 0, np.inf),
+        "ident_masses_mm": Bounded(1e3 * ident.masses_alone, 0, np.inf),
+        "mass_factor_low": observations.MASS_FACTOR[0],
+        "mass_factor_high": observations.MASS_FACTOR[1],
+    }
+
+
+def search_prose() -> dict[str, Any]:
+    """The authors' search box (masses in kg, frictions) and their start in it, every cell
+    alike (:func:`~physid.pushing.target.start_point`)."""
+    x0 = target.start_point(1)
+    return {
+        "mass_low": target.MASS_LIMITS[0],
+        "mass_high": target.MASS_LIMITS[1],
+        "friction_low": target.FRICTION_LIMITS[0],
+        "friction_high": target.FRICTION_LIMITS[1],
+        "start_mass": _in_box(x0[0], target.MASS_LIMITS),
+        "start_friction": _in_box(x0[1], target.FRICTION_LIMITS),
+    }
+
+
+def loss_prose() -> dict[str, Any]:
+    """Eq. (1) as the library computes it: the observation period, the engine's step, the
+    steps of one restarted interval and the default noise of the target's likelihood (mm)."""
+    noise = inspect.signature(target.PushingTarget).parameters["noise"].default
+    return {
+        "obs_period_s": observations.OBSERVATION_PERIOD,
+        "engine_dt_ms": 1e3 * target.DT,
+        "interval_steps_text": plural(round(observations.OBSERVATION_PERIOD / target.DT),
+                                      "engine step"),
+        "noise_mm": 1e3 * noise,
+    }
+
+
+def algorithm1_prose() -> dict[str, Any]:
+    """Algorithm 1's rate α, its decay γ and its stopping loss ε, as the method runs them."""
+    options = METHODS["algorithm1"].options
+    return {
+        "alg1_alpha": options["alpha"],
+        "alg1_decay": options["decay"],
+        "alg1_epsilon": options["epsilon"],
+    }
+
+
+def direction_prose(directions: Sequence[Directions], pooled: PooledCosines, iterations: int
+                    ) -> dict[str, Any]:
+    """The direction study: its objects, its ``iterations`` iterates, on how many pushes §6's
+    assumptions held and the mean cosines of ``pooled``
+    (:func:`~physid.pushing.chapters.pushing_identify_claims.pool_cosines`)."""
+    return {
+        "direction_objects_text": listing([f"the {d.object}" for d in directions]),
+        "direction_iterates_text": plural(iterations, "iterate"),
+        "direction_holds_text": f"{pooled.held} of the {plural(pooled.pushes, 'push', 'pushes')}",
+        "direction_friction_text": cosine_text(pooled.friction),
+        "direction_mass_text": cosine_text(pooled.mass),
+        "direction_friction_not_text": cosine_text(pooled.friction_not),
+    }
+
+
+def methods_prose(cells: int, name: str, n_train: int) -> dict[str, Any]:
+    """The methods' table, for an object ``name`` of ``cells`` cells and ``n_train`` training
+    pushes: the finite-difference steps (the authors' in kg of a mass), weighted sampling's
+    spread and the authors' budget."""
+    weighted = METHODS["weighted"].options
+    return {
+        "table_cells": cells,
+        "table_object": name,
+        "table_pushes_text": plural(n_train, "training push", "training pushes"),
+        "fd_step_kg": METHODS["fd-authors"].options["step"]
+        * (target.MASS_LIMITS[1] - target.MASS_LIMITS[0]),
+        "fd_small_step": METHODS["fd-small"].options["step"],
+        "weighted_sigma": weighted["sigma"],
+        "weighted_min_sigma": weighted["min_sigma"],
+        "authors_budget": _paper().budget.simulations,
+    }
+
+
+def lcp_cells(costs: Sequence[CostPoint]) -> list[int]:
+    """The sizes (cells) at which the LCP formulation was timed."""
+    return [p.cells for p in costs if np.isfinite(p.autograd_lcp)]
+
+
+def cost_prose(costs: Sequence[CostPoint], slopes: dict[str, float]) -> dict[str, Any]:
+    """The cost study: the push's duration, the sizes timed (all, and the LCP formulation's),
+    the log-log ``slopes``
+    (:func:`~physid.pushing.chapters.pushing_identify_claims.gradient_slopes`) and the seconds
+    of Algorithm 1 and of rigid autograd at the largest size (wall times)."""
+    cells = [p.cells for p in costs]
+    return {
+        "cost_push_s": study.COST_DURATION,
+        "cost_min_cells": min(cells),
+        "cost_max_cells": max(cells),
+        "cost_lcp_max_cells": max(lcp_cells(costs)),
+        "slope_alg1_text": slope_text(slopes["algorithm1"]),
+        "slope_rigid_text": slope_text(slopes["autograd_rigid"]),
+        "slope_lcp_text": slope_text(slopes["autograd_lcp"]),
+        "cost_alg1_max_s": Bounded(costs[-1].algorithm1, 0, np.inf),
+        "cost_rigid_max_s": Bounded(costs[-1].autograd_rigid, 0, np.inf),
+    }
+
+
+def _per_object(values: dict[str, float]) -> str:
+    """'17.2 mm on the crimp and …'."""
+    return listing([f"{mm(v)} on the {n}" for n, v in values.items()])
+
+
+def protocol_prose(sizes: IdentifySizes, errors: ProtocolErrors) -> dict[str, Any]:
+    """The protocol at this scale (``sizes``) beside the paper's: the ground truths' friction
+    factors, the objects, experiments, pushes, budget and evaluations, the objects run for the
+    maps only, and the test error at the start and of the truth (the floor) per object of
+    ``errors``."""
+    paper = _paper()
+    return {
+        "friction_factor_low": observations.FRICTION_FACTOR[0],
+        "friction_factor_high": observations.FRICTION_FACTOR[1],
+        "protocol_duration": sizes.duration,
+        "protocol_objects_text": listing([f"the {n}" for n in errors.objects]),
+        "protocol_experiments_text": plural(sizes.experiments, "experiment"),
+        "paper_experiments_text": plural(paper.experiments, "experiment"),
+        "protocol_train_text": plural(sizes.n_train, "training push", "training pushes"),
+        "protocol_test_text": plural(sizes.n_test, "test push", "test pushes"),
+        "paper_test_text": plural(paper.n_test, "test push", "test pushes"),
+        "paper_train_text": plural(paper.n_train, "random training push",
+                                   "random training pushes"),
+        "budget_sims": sizes.budget.simulations,
+        "budget_s": sizes.budget.seconds,
+        "paper_budget_sims": paper.budget.simulations,
+        "paper_budget_s": paper.budget.seconds,
+        "n_eval": sizes.n_eval,
+        "paper_n_eval": paper.n_eval,
+        "map_objects_text": listing([f"the {n}" for n in sizes.map_objects])
+        if sizes.map_objects else "no other object at this scale",
+        "start_errors_text": _per_object(errors.start),
+        "floor_errors_text": _per_object(errors.floor),
+    }
+
+
+def fig3_prose(errors: ProtocolErrors, methods: Sequence[str]) -> dict[str, Any]:
+    """Fig. 3 in words: where Algorithm 1 and rigid exact-gradient descent end per object, and
+    which of ``methods`` never improved the training loss (and so stayed at the start)."""
+    no_step = [METHODS[m].label for m in methods if errors.improvements[m] == 0]
+    many = len(no_step) > 1
+    return {
+        "alg1_summary_text": f"Algorithm 1 ends at {_per_object(errors.end['algorithm1'])}.",
+        "rigid_summary_text": "Gradient descent with the exact gradient through the rigid "
+        f"formulation, with the same budget, ends at {_per_object(errors.end['autograd-rigid'])}.",
+        "stalled_text": (
+            f"{listing(no_step)} {'find' if many else 'finds'} no improvement of the training "
+            f"loss within the budget and {'stay' if many else 'stays'} at the start."
+        ) if no_step else "Every method improves on the start at least once.",
+    }
+
+
+def fd_cost(objects: Sequence[str], n_train: int) -> int:
+    """Simulations of one finite-difference gradient, (2k + 1) n, for the largest of
+    ``objects`` (k its cells) and ``n_train`` training pushes."""
+    return (2 * max(len(load_object(n)) for n in objects) + 1) * n_train
+
+
+def _headline_budget(errors: ProtocolErrors, runs: Sequence[MethodRun]) -> str:
+    """Why the headline error is read where it is: the time budget is shorter than
+    :data:`~physid.pushing.chapters.pushing_identify.HEADLINE_SECONDS`, or every Algorithm 1
+    run of the compared objects spent its simulations before it, or they reach it."""
+    seconds, budget = study.HEADLINE_SECONDS, errors.budget
+    if budget.seconds < seconds:
+        return (f"the runs' time budget, {budget.seconds:g} s, is shorter than the paper's "
+                f"{seconds:g} s, and their {budget.simulations} simulations end them sooner "
+                "still, so this is the error at the end of the budget.")
+    if all(r.used_seconds < seconds for r in runs
+           if r.method == "algorithm1" and r.object in errors.objects):
+        return (f"the runs' budget of {budget.simulations} simulations ends before {seconds:g} "
+                "s, so this is the error at the end of the budget.")
+    return f"the runs reach {seconds:g} s within their budget."
+
+
+def headline_prose(errors: ProtocolErrors, runs: Sequence[MethodRun], long_text: str,
+                   fd_simulations: int) -> dict[str, Any]:
+    """§7.3's headline and baselines in words: the longer runs (``long_text``,
+    :func:`~physid.pushing.chapters.pushing_identify_claims.longer_budget_text`), Algorithm 1's
+    error within the headline time and why it is read there (``runs``: the protocol's), the
+    sampling methods and Algorithm 1 at the budget's simulations, and the finite differences
+    (``fd_simulations`` a gradient, :func:`fd_cost`) against Algorithm 1 at the end."""
+    fd_text = listing([f"{mm(errors.final[m])} ({METHODS[m].label.lower()})"
+                       for m in ("fd-authors", "fd-small")])
+    return {
+        "long_text": long_text,
+        "headline_ours_text": mm(errors.headline["algorithm1"]),
+        "headline_budget_text": _headline_budget(errors, runs),
+        "random_text": mm(errors.at_budget["random"]),
+        "weighted_text": mm(errors.at_budget["weighted"]),
+        "alg1_at_budget_text": mm(errors.at_budget["algorithm1"]),
+        "fd_cost_text": f"{fd_simulations:,}" if len(errors.objects) == 1
+        else f"up to {fd_simulations:,}",
+        "fd_text": f"{fd_text}, against {mm(errors.final['algorithm1'])} for Algorithm 1",
+    }
+
+
+def maps_prose(contrasts: FeatureContrasts) -> dict[str, Any]:
+    """The maps' feature contrasts, identified (mean over experiments) and true, per object."""
+    return {
+        "contrast_text": listing([f"{v:.2f} on the {n}" for n, v in contrasts.identified.items()]),
+        "truth_contrast_text": listing([f"{v:.2f} on the {n}" for n, v in contrasts.truth.items()]),
+    }
+
+
+def robot_prose() -> dict[str, Any]:
+    """The pushes of the paper's real-robot runs."""
+    paper = _paper()
+    return {
+        "robot_train_text": plural(paper.robot_train, "training push", "training pushes"),
+        "robot_test_text": plural(paper.robot_test, "test push", "test pushes"),
+    }
+
+
+def converged_steps(run: PushCountRun) -> int:
+    """Gradient steps ``run`` needs to make
+    :data:`~physid.pushing.chapters.pushing_identify_claims.CONVERGED_SHARE` of its
+    improvement of the test error."""
+    return study.steps_to(run.test_error, CONVERGED_SHARE)
+
+
+def push_counts_prose(counts: Sequence[PushCountRun], name: str, steps: int) -> dict[str, Any]:
+    """Fig. 4b in words: the object ``name``, the numbers of training pushes, the ``steps``,
+    and for the fewest and the most pushes the final test error, the steps to converge
+    (:func:`converged_steps`) and the seconds per step (wall times)."""
+    one, most = counts[0], counts[-1]
+    return {
+        "counts_object": name,
+        "counts_list_text": listing([str(c.n_train) for c in counts]),
+        "counts_steps_text": plural(steps, "gradient step"),
+        "counts_one_text": plural(one.n_train, "push", "pushes"),
+        "counts_most_text": plural(most.n_train, "push", "pushes"),
+        "counts_one_end_text": mm(one.test_error[-1]),
+        "counts_most_end_text": mm(most.test_error[-1]),
+        "counts_one_steps_text": plural(converged_steps(one), "step"),
+        "counts_most_steps_text": plural(converged_steps(most), "step"),
+        "counts_one_s": Bounded(one.seconds_per_step, 0, np.inf),
+        "counts_most_s": Bounded(most.seconds_per_step, 0, np.inf),
+    }
