@@ -37,6 +37,7 @@ __all__ = [
     "CM_MODELS",
     "ELASTIC_TASKS",
     "LearnSizes",
+    "StudyResults",
     "SIZES",
     "TABLE2_TASKS",
     "best_cm_and_baseline",
@@ -52,6 +53,7 @@ __all__ = [
     "noise_jobs",
     "lcp_jobs",
     "run",
+    "run_all",
 ]
 
 #: The models with the contact model, CM and CMr, in CLNN and CHNN form.

@@ -79,8 +79,9 @@ def _in_box(unit: float, limits: tuple[float, float]) -> float:
 def identifiability_prose(ident: Identifiability, factor: float, duration: float
                           ) -> dict[str, Any]:
     """What pushes can identify: the pushes of ``duration`` s, the global mass ``factor`` and
-    the mean displacements (mm) of :func:`~physid.pushing.chapters.pushing_identify.
-    identifiability`, with the range of the per-cell mass factors."""
+    the mean displacements (mm) of
+    :func:`~physid.pushing.chapters.pushing_identify.identifiability`, with the range of the
+    per-cell mass factors."""
     return {
         "ident_pushes_text": plural(ident.pushes, "random push", "random pushes"),
         "ident_duration": duration,
