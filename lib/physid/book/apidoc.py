@@ -34,13 +34,27 @@ MAX_VALUE_CHARS = 60
 
 _ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+#: Words whose full stop does not end a sentence ("by eq. ``tut-loss``", "Fig. 3", "e.g. the").
+ABBREVIATIONS = frozenset(
+    {"eq.", "eqs.", "fig.", "figs.", "e.g.", "i.e.", "cf.", "vs.", "al.", "sec.", "no.", "approx."}
+)
+
+
+def _up_to_first_end(paragraph: str) -> str:
+    """``paragraph`` up to the first full stop (or ! or ?) that ends a sentence."""
+    for end in _SENTENCE_END.finditer(paragraph):
+        word = paragraph[: end.start()].rsplit(None, 1)[-1].lstrip("(").lower()
+        if word not in ABBREVIATIONS:
+            return paragraph[: end.start()]
+    return paragraph
 
 
 def first_sentence(text: str) -> str:
-    """The first sentence of the first paragraph, with cross-reference roles as literals."""
+    """The first sentence of the first paragraph, with cross-reference roles as literals; a full
+    stop after one of :data:`ABBREVIATIONS` does not end it."""
     paragraph = " ".join(text.split("\n\n", 1)[0].split())
     paragraph = _ROLE.sub(lambda m: f"``{m.group(1).strip()}``", paragraph)
-    sentence = _SENTENCE_END.split(paragraph, maxsplit=1)[0]
+    sentence = _up_to_first_end(paragraph)
     # A full stop inside a literal ("``e.g. x``") is not the end of the sentence.
     balanced = sentence.count("``") % 2 == 0 and sentence.replace("``", "").count("`") % 2 == 0
     return sentence if balanced else paragraph
