@@ -350,9 +350,10 @@ class Cached:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         arguments = self.arguments(*args, **kwargs)
-        key = self.key(*args, **kwargs)
+        if cache_location() is None:  # the cache is off: no key to compute
+            return self.fn(**arguments)
         cache = memory().cache(_evaluate, ignore=["fn"])
-        return cache(self.fn, self.name, key, arguments)
+        return cache(self.fn, self.name, self.key(*args, **kwargs), arguments)
 
 
 def cached(
