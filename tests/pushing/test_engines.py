@@ -14,6 +14,7 @@ from physid.pushing.finger import (
     COUPLED,
     FINGER,
     FINGER_RADIUS,
+    FREE,
     LOCK,
     SLIDE,
     Finger,
@@ -149,15 +150,21 @@ def test_free_rigid_step_by_interior_point_matches_cvxpy():
     np.testing.assert_allclose(twist[0].numpy(), v.value, atol=1e-6)
 
 
-def test_items_failing_the_line_check_are_re_solved_by_the_coupled_lcp(ell, monkeypatch):
+def test_steps_classified_coupled_are_solved_by_the_coupled_lcp(ell, monkeypatch):
+    """The fallback: a step the classification cannot take (the line solver's check fails,
+    no sliding root) is solved by the interior-point LCP with the finger's rows, and gives
+    the same motion as the exact step."""
+    monkeypatch.setattr(rigid_engine, "_compilable", lambda scene: False)
     pushes = random_pushes(ell, 2, seed=2, duration=0.3)
     fast = simulate(ell, pushes)
+    classify = rigid_engine._classify
 
-    def half_failing(*args):
-        omega, ok, weights = line_solve(*args)
-        return omega, ok & (torch.arange(len(ok)) % 2 == 0), weights
+    def half_coupled(c, *args):
+        mode, slip, normal, twist = classify(c, *args)
+        odd = (torch.arange(len(mode)) % 2 == 1) & (mode != FREE)
+        return torch.where(odd, COUPLED, mode), slip, normal, twist
 
-    monkeypatch.setattr(rigid_engine, "line_solve", half_failing)
+    monkeypatch.setattr(rigid_engine, "_classify", half_coupled)
     slow = simulate(ell, pushes)
     assert bool((slow.contact.mode == COUPLED).any())
     assert float((fast.positions - slow.positions).abs().max()) < 1e-7

@@ -142,7 +142,9 @@ def test_loss_is_invariant_to_a_global_mass_scale(target):
 def test_loss_and_grad_match_central_differences(target):
     x = unit(MASSES * 1.3, FRICTIONS + 0.1)
     loss, grad = target.loss_and_grad(x)
-    torch.testing.assert_close(loss, target.loss(x), atol=1e-15, rtol=1e-12)
+    # The loss without a gradient runs compiled, which solves a free slide exactly where the
+    # torch step's interior-point LCP stops at its tolerance: they agree to about 1e-13 m.
+    torch.testing.assert_close(loss, target.loss(x), atol=1e-12, rtol=1e-12)
     assert grad.shape == (1, 2 * K)
     # The engine's solves leave ~1e-13 m of noise on the loss (so no step below 1e-5), and a
     # step that changes a contact mode makes the loss jump by a hair: one central difference
@@ -166,7 +168,8 @@ def test_part_ii_interface(target):
     torch.testing.assert_close(target.log_likelihood(x), -loss / target.noise, atol=0,
                                rtol=1e-14)
     value, grad = target.log_density_and_grad(x)
-    torch.testing.assert_close(value, -loss / target.noise, atol=0, rtol=1e-14)
+    # With a gradient the torch step runs (agreeing with the compiled one to ~1e-13 m).
+    torch.testing.assert_close(value, -loss / target.noise, atol=0, rtol=1e-8)
     _, loss_grad = target.loss_and_grad(x)
     torch.testing.assert_close(grad, -loss_grad / target.noise, atol=1e-12, rtol=1e-9)
     assert target.dim == target.n_params == 2 * K

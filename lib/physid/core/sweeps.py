@@ -105,6 +105,7 @@ KEY_PACKAGES = (
     "scipy",
     "matplotlib",
     "pybullet",
+    "numba",
     "cvxpylayers",
     "cvxpy",
     "tqdm",

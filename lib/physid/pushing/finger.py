@@ -114,7 +114,11 @@ def face_sides(obj: CellObject) -> np.ndarray:
 
 
 def _face_sides(obj: CellObject) -> np.ndarray:
-    """:func:`face_sides` of an ``obj`` already checked."""
+    """:func:`face_sides` of an ``obj`` already checked (computed once per object)."""
+    return obj.memo("face_sides", lambda: _find_sides(obj))
+
+
+def _find_sides(obj: CellObject) -> np.ndarray:
     _, mids, normals = obj.exposed_faces()
     tangent = np.stack([-normals[:, 1], normals[:, 0]], 1)
     offset = np.round(np.sum(mids * normals, 1) / obj.cell_side * 2).astype(int)
@@ -152,10 +156,10 @@ class FaceGeometry:
         """The faces of ``obj`` with the dtype and device of ``like``."""
         cells, mids, normals = obj.exposed_faces()
         return cls(
-            cell=torch.as_tensor(cells, device=like.device),
-            mid=torch.as_tensor(mids, dtype=like.dtype, device=like.device),
-            normal=torch.as_tensor(normals, dtype=like.dtype, device=like.device),
-            side=torch.as_tensor(_face_sides(obj), device=like.device),
+            cell=torch.tensor(cells, device=like.device),
+            mid=torch.tensor(mids, dtype=like.dtype, device=like.device),
+            normal=torch.tensor(normals, dtype=like.dtype, device=like.device),
+            side=torch.tensor(_face_sides(obj), device=like.device),
             half=obj.cell_side / 2,
         )
 

@@ -217,10 +217,25 @@ class CellObject:
         halves = np.stack([b[:, 3] - b[:, 2] + 1, b[:, 1] - b[:, 0] + 1], 1) * a / 2
         return centres, halves
 
+    def memo(self, name: str, make):
+        """``make()``, computed once per object and kept under ``name`` (read-only arrays): for
+        what depends only on the object's shape, which does not change."""
+        cache = self.__dict__.setdefault("_memo", {})
+        if name not in cache:
+            value = make()
+            for array in value if isinstance(value, tuple) else (value,):
+                if isinstance(array, np.ndarray):
+                    array.flags.writeable = False
+            cache[name] = value
+        return cache[name]
+
     def exposed_faces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Cell faces on the outer boundary: ``(cell index (F,), midpoint (F, 2), inward normal
         (F, 2))`` in the object frame. Faces of holes (empty cells enclosed by the object) are
-        not on the outer boundary."""
+        not on the outer boundary. Computed once per object (read-only arrays)."""
+        return self.memo("exposed_faces", self._exposed_faces)
+
+    def _exposed_faces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rows, cols = self.grid[:, 0], self.grid[:, 1]
         r0, c0 = rows.min() - 1, cols.min() - 1
         occupied = np.zeros((rows.max() - r0 + 2, cols.max() - c0 + 2), dtype=bool)

@@ -9,23 +9,33 @@ directions ``D``, bound ``μ_i M_i g dt``) and the pusher contact is the same. S
 LCP of Eq. (2) restricted to rigid motions, and both formulations give the same trajectories
 (to the LCP solver's tolerance).
 
-Solver. Every step is classified by what the finger does (``_classify``; the mode is
-recorded): it does not push (*free*: a resting object stays at rest, a moving one slides by the
-interior-point LCP without the finger), it *sticks*, it *slides*, or it slides while the motion
-*locks* a cell's velocity on a switch of ``D``; anything else falls back to the coupled
-interior-point LCP with the finger's rows (:func:`rigid_lcp_step`). With the contact point's
-velocity given, a step minimises over the single angular velocity ω the convex
-piecewise-quadratic (maximum-dissipation form of the LCP)
+Solver. Every step is classified by what the finger does (the mode is recorded): it does not
+push (*free*: a resting object stays at rest, a moving one slides without the finger), it
+*sticks*, it *slides*, or it slides while the motion *locks* a cell's velocity on a switch of
+``D``; anything else falls back to the coupled interior-point LCP with the finger's rows
+(:func:`rigid_lcp_step`). With the contact point's velocity given, a step minimises over the
+single angular velocity ω the convex piecewise-quadratic (maximum-dissipation form of the LCP)
 
     g(ω) = ½ Σ_i [I_i (ω − ω'_i)² + M_i ‖v̄ + ω ẑ×(r_i − r_c) − v'_i‖²]
            + Σ_i μ_i M_i g dt · max_j(−d_j · (v̄ + ω ẑ×(r_i − r_c))),
 
 with primes for the previous step and ``v̄`` the contact point's velocity: the finger's own
-for a stick, a root of the cone condition in its slip for a slide (``_slide_root``).
+for a stick, a root of the cone condition in its slip for a slide.
 :func:`line_solve` minimises it exactly: it sorts the breakpoints of the friction terms, finds
 the piece where ``g'`` changes sign, and returns the root of that quadratic piece or the
-breakpoint (a kink). Gradients are implicit derivatives: of the optimality condition on the
-identified piece, and of the slide's or lock's root condition (``_implicit_slip``).
+breakpoint (a kink).
+
+Two paths, one step. The classification (which mode, the sliding root, the twist of a free or
+sticking step) needs no gradient and runs compiled, per push
+(:func:`physid.pushing.rigid_kernel.classify`); where the cone condition has several roots
+(it need not be monotone in the slip), the step takes the first from the finger's own slip,
+the least slip. A rollout that needs no gradient runs entirely compiled
+(:func:`compiled_rollout`), handing back to torch only the steps the kernel does not solve (a
+free slide with a cell on a switch of D, the coupled fallback). A rollout that needs a gradient
+(:func:`torch_rollout`) takes each step's mode and slip from the kernel and recomputes the step
+differentiably in torch, vectorised over the batch: gradients are implicit derivatives, of the
+optimality condition on the identified piece and of the slide's or lock's root condition
+(``_implicit_slip``). Both paths give the same trajectories (tests: to 1e-9 m).
 """
 
 from __future__ import annotations
@@ -33,9 +43,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
+import numpy as np
 import torch
 from torch import Tensor
 
+from physid.pushing import rigid_kernel
 from physid.pushing.engine import Scene, Stepping
 from physid.pushing.finger import (
     COUPLED,
@@ -51,7 +63,14 @@ from physid.pushing.finger import (
 from physid.pushing.lcp import Coupling, SolverError, solve_lcp
 from physid.pushing.planar import cross, friction_block, friction_directions, perp, se2_step
 
-__all__ = ["line_solve", "rigid_lcp_step", "rollout"]
+__all__ = [
+    "compiled_rollout",
+    "contact_step",
+    "line_solve",
+    "rigid_lcp_step",
+    "rollout",
+    "torch_rollout",
+]
 
 
 def line_solve(
@@ -226,7 +245,132 @@ def rollout(
 ) -> tuple[Tensor, ContactRecord | None]:
     """Cell positions ``(B, n_steps + 1, k, 2)`` of formulation 2 and the finger's
     :class:`~physid.pushing.finger.ContactRecord` (the contract of :mod:`physid.pushing.engine`,
-    the same results as :func:`physid.pushing.lcp_engine.rollout`)."""
+    the same results as :func:`physid.pushing.lcp_engine.rollout`).
+
+    Pushes on the CPU that need no gradient run compiled (:func:`compiled_rollout`); the rest,
+    and slides without a pusher, run the torch step (:func:`torch_rollout`)."""
+    if scene.pushes is not None and _compilable(scene):
+        return compiled_rollout(scene, stepping, on_step)
+    return torch_rollout(scene, stepping, on_step)
+
+
+def _compilable(scene: Scene) -> bool:
+    """Whether no tensor of ``scene`` needs a gradient and all live on the CPU."""
+    tensors = [scene.centres, scene.masses, scene.frictions, scene.initial_velocity,
+               scene.initial_pose, scene.pushes.start, scene.pushes.velocity]
+    tensors = [t for t in tensors if t is not None]
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+    return not grad and all(t.device.type == "cpu" for t in tensors)
+
+
+def compiled_rollout(
+    scene: Scene, stepping: Stepping, on_step: Callable[[], None] | None = None
+) -> tuple[Tensor, ContactRecord]:
+    """:func:`rollout` of pushes by the compiled step (:mod:`physid.pushing.rigid_kernel`), no
+    gradient. A step the kernel leaves to torch (a free slide of a moving object, the coupled
+    fallback) is solved by :func:`contact_step` and the kernel goes on from it; the record's
+    modes show which steps those were."""
+    if scene.pushes is None:
+        raise ValueError("compiled_rollout needs pushes; a free slide runs torch_rollout")
+    def array(t: Tensor) -> np.ndarray:
+        return np.ascontiguousarray(t.detach().cpu().numpy(), dtype=np.float64)
+
+    masses, frictions, centres = array(scene.masses), array(scene.frictions), array(scene.centres)
+    batch, k = masses.shape
+    n_steps, dt = stepping.n_steps, stepping.dt
+    if scene.initial_pose is None:
+        theta, origin = np.zeros(batch), np.zeros((batch, 2))
+    else:
+        pose = array(scene.initial_pose)
+        theta, origin = pose[:, 0].copy(), pose[:, 1:].copy()
+    twist = array(scene.initial_velocity)
+    omega, v = twist[:, 0].copy(), twist[:, 1:].copy()
+    arms = _rotate_numpy(theta, centres)
+    cell_vel = v[:, None, :] + omega[:, None, None] * np.stack([-arms[..., 1], arms[..., 0]], 2)
+    faces = scene.faces
+    dirs = friction_directions(stepping.friction_dirs, scene.masses).cpu().numpy()
+    next_step = np.zeros(batch, np.int64)
+    override = np.zeros((batch, 4))
+    override_mode = np.full(batch, -1, np.int64)
+    last_normal = np.zeros(batch)
+    positions = np.empty((batch, n_steps + 1, k, 2))
+    rec_normal = np.zeros((batch, n_steps))
+    rec_point = np.zeros((batch, n_steps, 2))
+    rec_side = np.zeros((batch, n_steps), np.int64)
+    rec_yaw = np.zeros((batch, n_steps))
+    rec_mode = np.zeros((batch, n_steps), np.int64)
+    start, velocity = array(scene.pushes.start), array(scene.pushes.velocity)
+    finger = stepping.finger
+    while True:
+        rigid_kernel.run(
+            centres, masses, frictions, scene.cell_side, stepping.gravity, dt, n_steps, dirs,
+            stepping.tol, finger.radius, finger.friction, array(faces.mid), array(faces.normal),
+            faces.half, faces.side.cpu().numpy().astype(np.int64), start, velocity, theta,
+            origin, omega, v, cell_vel, next_step, override, override_mode, last_normal,
+            positions, rec_normal, rec_point, rec_side, rec_yaw, rec_mode,
+        )
+        pending = np.nonzero(next_step < n_steps)[0]
+        if not len(pending):
+            break
+        for step in np.unique(next_step[pending]):
+            rows = pending[next_step[pending] == step]
+            w, vel, normal, mode = _torch_contact_step(
+                scene, stepping, rows, int(step), theta, origin, omega, cell_vel, last_normal
+            )
+            override[rows] = np.concatenate([w[:, None], vel, normal[:, None]], 1)
+            override_mode[rows] = mode
+    if on_step is not None:
+        for _ in range(n_steps):
+            on_step()
+    like = scene.masses
+    record = ContactRecord(
+        touching=torch.as_tensor(rec_normal > 0), normal_impulse=torch.as_tensor(rec_normal),
+        point=torch.as_tensor(rec_point), side=torch.as_tensor(rec_side),
+        yaw=torch.as_tensor(rec_yaw), mode=torch.as_tensor(rec_mode),
+    )
+    return torch.as_tensor(positions, dtype=like.dtype), record
+
+
+def _rotate_numpy(theta: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Object-frame ``centres (k, 2)`` turned by ``theta (B,)``: ``(B, k, 2)``."""
+    cos, sin = np.cos(theta)[:, None], np.sin(theta)[:, None]
+    return np.stack([cos * centres[:, 0] - sin * centres[:, 1],
+                     cos * centres[:, 1] + sin * centres[:, 0]], 2)
+
+
+def _torch_contact_step(scene, stepping, rows, step, theta, origin, omega, cell_vel,
+                        last_normal):
+    """:func:`contact_step` of the pushes ``rows`` of a compiled rollout at ``step`` (their
+    state taken from the kernel's arrays): ω, the origin's velocity, the normal impulse and
+    the mode, as numpy arrays."""
+    like = scene.masses
+    def t(a: np.ndarray) -> Tensor:
+        return torch.as_tensor(a[rows], dtype=like.dtype)
+
+    masses, dt = scene.masses[rows].detach(), stepping.dt
+    inertia = masses * scene.cell_side**2 / 6.0
+    bound = scene.frictions[rows].detach() * masses * (stepping.gravity * dt)
+    turn = torch.polar(torch.ones(len(rows), dtype=like.dtype), t(theta))
+    centres_c = torch.complex(scene.centres[:, 0], scene.centres[:, 1])
+    arms = torch.view_as_real(turn.unsqueeze(1) * centres_c)
+    pushes = scene.pushes
+    centre = (pushes.start[rows] + pushes.velocity[rows] * (step * dt)).detach()
+    _, _, gap, normal, arm = finger_contact(scene.faces, stepping.finger, centre, turn,
+                                            t(origin))
+    u = pushes.velocity[rows].detach()
+    c = _Contact(masses, inertia, bound, arms, t(omega), t(cell_vel), arm, normal,
+                 perp(normal), (u * normal).sum(1) - gap / dt, gap, u)
+    with torch.no_grad():
+        w, v, push_n, mode = contact_step(c, stepping.finger.friction,
+                                          friction_directions(stepping.friction_dirs, like),
+                                          stepping.tol, dt, t(last_normal))
+    return w.numpy(), v.numpy(), push_n.numpy(), mode.numpy()
+
+
+def torch_rollout(
+    scene: Scene, stepping: Stepping, on_step: Callable[[], None] | None = None
+) -> tuple[Tensor, ContactRecord | None]:
+    """:func:`rollout` by the torch step, vectorised over the batch and differentiable."""
     masses, pushes, dt, tol = scene.masses, scene.pushes, stepping.dt, stepping.tol
     batch, k = masses.shape
     dirs = friction_directions(stepping.friction_dirs, masses)
@@ -306,150 +450,6 @@ class _Contact:
     def momentum(self) -> Tensor:
         return _momentum(self.masses, self.inertia, self.arms, self.omega, self.cell_vel)
 
-    def slack(self) -> Tensor:
-        """Impulse tolerance (B,): 1e-9 of the step's impulse scale."""
-        speed = self.velocity.norm(dim=1).unsqueeze(1) + self.cell_vel.norm(dim=2)
-        return 1e-9 * (self.bound.sum(1) + (self.masses * speed).sum(1))
-
-
-def _event_slips(c: _Contact, s_a: Tensor, w_a: Tensor, s_b: Tensor, w_b: Tensor,
-                 dirs: Tensor) -> Tensor:
-    """Where, between slips ``s_a`` and ``s_b`` (B,), a cell's friction can jump (B, k·L): the
-    slips at which its velocity crosses a bisector of two neighbouring directions of D (its
-    friction switches from one to the other) or passes through zero. ω is interpolated
-    linearly between ``w_a`` and ``w_b`` (exact on one piece of the line solver), so each
-    cell's velocity ``v_i(s) = A_i + s B_i`` is linear; ±inf where a bisector is not crossed."""
-    slope = (w_b - w_a) / torch.where(s_b == s_a, 1.0, s_b - s_a)
-    w0 = w_a - slope * s_a
-    lever = perp(c.arms - c.arm.unsqueeze(1))  # (B, k, 2)
-    base = (c.closing.unsqueeze(1) * c.normal + 0.0).unsqueeze(1) + w0[:, None, None] * lever
-    rate = c.tangent.unsqueeze(1) + slope[:, None, None] * lever
-    switch = dirs - dirs.roll(-1, 0)  # (L, 2): d_j − d_{j+1}
-    num = base @ switch.T  # (B, k, L)
-    den = rate @ switch.T
-    events = -num / torch.where(den.abs() > 1e-14, den, 1.0)
-    return torch.where(den.abs() > 1e-14, events, torch.inf).reshape(len(s_a), -1)
-
-
-#: A bracket this narrow (relative, m/s) around a jump of the cone condition is a locked root.
-LOCK_WIDTH = 1e-10
-#: Samples per round of the sliding root search: events nearest the regula falsi point (each
-#: tested on both sides) and points of an even grid over the bracket.
-EVENTS_PER_ROUND = 6
-GRID_PER_ROUND = 8
-#: Doubling steps tried at once to bracket the sliding root.
-EXPANSIONS = 16
-
-
-def _slide_root(
-    c: _Contact, sign: Tensor, start: tuple[Tensor, Tensor], mu: float, dirs: Tensor,
-    tol: float, max_rounds: int = 12,
-) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """The tangential velocity ``s`` of a sliding contact point (no gradient): a root of
-    ``f(s) = p_t(s) − σ μ p_n(s)``, the finger's impulse on the edge ``σ`` of its friction cone
-    (``σ = ±1``, the side the sticking impulse leaves it by), searched from the finger's own
-    tangential velocity (where ``start`` gives ω and ``f``) towards the slip that friction
-    opposes.
-
-    ``f`` is piecewise linear in ``s`` (the line solver's ω is) and jumps where a cell's
-    friction switches between two directions of D (:func:`_event_slips`). Doubling steps
-    bracket the root; then each round samples the bracket at once (the regula falsi point,
-    both sides of the events nearest it, an even grid) and keeps the first sign change. A
-    root on a linear piece is hit by regula falsi; a sign change across an event makes the
-    event the root: the motion *locks* that cell's velocity on the switch, and its friction
-    takes the share between the two directions that puts the finger's impulse on the cone's
-    edge. Returns ``s``, whether it converged, whether it is a locked root,
-    and the finger's normal impulse at the root (B,)."""
-    batch = len(sign)
-    s_a = (c.velocity * c.tangent).sum(1)
-    w_a, f_a = start
-    step = f_a.abs() / c.masses.sum(1)
-    slack = c.slack()
-    # Expand: steps growing by 2 from the finger's own slip, all evaluated at once; the bracket
-    # is the first sign change.
-    growth = 2.0 ** torch.arange(EXPANSIONS, dtype=s_a.dtype, device=s_a.device)
-    trials = s_a.unsqueeze(1) - (sign * step).unsqueeze(1) * growth
-    idx = torch.arange(batch, device=s_a.device).repeat_interleave(EXPANSIONS)
-    w, _, ok, p_n, p_t = c[idx].move(trials.flatten(), dirs, tol)
-    f = (p_t - sign[idx] * mu * p_n).view(batch, EXPANSIONS)
-    w, ok, p_n = w.view(batch, EXPANSIONS), ok.view(batch, EXPANSIONS), p_n.view(batch, EXPANSIONS)
-    crossed = (f * sign.unsqueeze(1) <= 0) | ~ok
-    found = crossed.any(1)
-    j = torch.where(crossed, torch.arange(EXPANSIONS, device=s_a.device), EXPANSIONS).amin(1)
-    j = j.clamp(max=EXPANSIONS - 1)
-    before = (j - 1).clamp(min=0).unsqueeze(1)
-    first = j == 0
-    s_b = trials.gather(1, j.unsqueeze(1)).squeeze(1)
-    f_b = f.gather(1, j.unsqueeze(1)).squeeze(1)
-    w_b = w.gather(1, j.unsqueeze(1)).squeeze(1)
-    normal = p_n.gather(1, j.unsqueeze(1)).squeeze(1)
-    s_a = torch.where(first, s_a, trials.gather(1, before).squeeze(1))
-    f_a = torch.where(first, f_a, f.gather(1, before).squeeze(1))
-    w_a = torch.where(first, w_a, w.gather(1, before).squeeze(1))
-    done = found & (f_b.abs() <= slack)
-    locked = torch.zeros(batch, dtype=torch.bool, device=sign.device)
-    for _ in range(max_rounds):
-        todo = torch.nonzero(found & ~done).flatten()
-        if not len(todo):
-            break
-        sa, fa, sb, fb, sg = s_a[todo], f_a[todo], s_b[todo], f_b[todo], sign[todo]
-        n = len(todo)
-        # Samples, all at once: the regula falsi point, both sides of the events nearest it,
-        # and an even grid; the bracket becomes the first sign change from a towards b.
-        secant = (sa * fb - sb * fa) / (fb - fa)
-        events = _event_slips(c[todo], sa, w_a[todo], sb, w_b[todo], dirs)
-        low, high = torch.minimum(sa, sb).unsqueeze(1), torch.maximum(sa, sb).unsqueeze(1)
-        events = torch.where((events > low) & (events < high), events, torch.nan)
-        gap_to = (events - secant.unsqueeze(1)).abs().nan_to_num(torch.inf)
-        near = gap_to.topk(min(EVENTS_PER_ROUND, events.shape[1]), 1, largest=False).indices
-        at = events.gather(1, near)  # NaN where fewer events
-        delta = 1e-11 * (1 + at.abs())
-        grid = torch.linspace(0, 1, GRID_PER_ROUND + 2, dtype=sa.dtype, device=sa.device)[1:-1]
-        points = torch.cat(
-            [secant.unsqueeze(1), at - delta, at + delta,
-             sa.unsqueeze(1) + grid * (sb - sa).unsqueeze(1)], 1
-        )
-        points = torch.where(torch.isnan(points), secant.unsqueeze(1), points)
-        # Order the samples from a towards b.
-        along = (points - sa.unsqueeze(1)) * torch.sign(sb - sa).unsqueeze(1)
-        along, order = along.sort(1)
-        points = points.gather(1, order)
-        per = points.shape[1]
-        idx = todo.repeat_interleave(per)
-        w, _, ok, p_n, p_t = c[idx].move(points.flatten(), dirs, tol)
-        f = (p_t - sg.repeat_interleave(per) * mu * p_n).view(n, per)
-        ok, p_n, w = ok.view(n, per), p_n.view(n, per), w.view(n, per)
-        positive = (f * sg.unsqueeze(1) > 0) & ok
-        # First sample with σf ≤ 0 (there is one: b has it, appended last).
-        first = torch.where(~positive, torch.arange(per, device=sa.device), per).amin(1)
-        has_b = first < per
-        j_b = first.clamp(max=per - 1)
-        j_a = (first - 1).clamp(min=0)
-        left = first > 0
-        take = has_b
-        new_sb = torch.where(take, points.gather(1, j_b[:, None]).squeeze(1), sb)
-        new_fb = torch.where(take, f.gather(1, j_b[:, None]).squeeze(1), fb)
-        new_wb = torch.where(take, w.gather(1, j_b[:, None]).squeeze(1), w_b[todo])
-        p_nb = p_n.gather(1, j_b[:, None]).squeeze(1)
-        take_a = left | ~has_b
-        j_a = torch.where(has_b, j_a, per - 1)
-        new_sa = torch.where(take_a, points.gather(1, j_a[:, None]).squeeze(1), sa)
-        new_fa = torch.where(take_a, f.gather(1, j_a[:, None]).squeeze(1), fa)
-        new_wa = torch.where(take_a, w.gather(1, j_a[:, None]).squeeze(1), w_a[todo])
-        p_na = p_n.gather(1, j_a[:, None]).squeeze(1)
-        s_a[todo], f_a[todo], w_a[todo] = new_sa, new_fa, new_wa
-        s_b[todo], f_b[todo], w_b[todo] = new_sb, new_fb, new_wb
-        converged = has_b & (new_fb.abs() <= slack[todo])
-        width = (new_sb - new_sa).abs()
-        jump = ~converged & (width <= LOCK_WIDTH * (1 + new_sa.abs()))
-        # Locked: the cell's friction, hence the impulse, lies between its two sides.
-        share = new_fa / (new_fa - new_fb)
-        normal[todo] = torch.where(converged, p_nb, torch.where(
-            jump, p_na + share * (p_nb - p_na), normal[todo]))
-        s_b[todo] = torch.where(jump, 0.5 * (new_sa + new_sb), s_b[todo])
-        locked[todo] = jump
-        done[todo] = converged | jump
-    return s_b, done, locked, normal
 
 
 def _free_step(c: _Contact, dirs: Tensor, tol: float) -> Tensor:
@@ -473,65 +473,54 @@ def _separates(c: _Contact, twist: Tensor) -> Tensor:
 
 
 def _classify(c: _Contact, mu: float, dirs: Tensor, tol: float):
-    """The step's mode per push (no gradient): :data:`FREE`, :data:`STICK`, :data:`SLIDE`,
-    :data:`LOCK` or :data:`COUPLED` (the fallback), the contact point's tangential velocity
-    for the sticking and sliding ones, the finger's normal impulse (B,) and the twist (B, 3) of
-    the free and sticking steps (zero elsewhere). In order: a resting object the finger does
-    not reach this step stays at rest; the finger sticks if the impulse that makes it stick
-    lies in its friction cone; else it slides if a slip puts the impulse on the cone's edge
-    with ``λ_n ≥ 0``; else the object moves freely if that keeps it off the finger; else the
-    coupled LCP decides."""
-    batch = len(c.masses)
-    slip = (c.velocity * c.tangent).sum(1)
-    mode = torch.full((batch,), COUPLED, dtype=torch.long, device=slip.device)
-    normal = torch.zeros_like(slip)
-    twist = c.masses.new_zeros(batch, 3)
-    reaches = c.closing > 0  # the finger would overlap a resting object by the step's end
-    mode[c.at_rest() & ~reaches] = FREE
-    todo = torch.nonzero(mode == COUPLED).flatten()
-    if not len(todo):
-        return mode, slip, normal, twist
-    t = c[todo]
-    w, v, ok, p_n, p_t = t.move(slip[todo], dirs, tol)
-    slack = t.slack()
-    sticks = ok & (p_n >= -slack) & (p_t.abs() <= mu * p_n + slack)
-    mode[todo[sticks]] = STICK
-    normal[todo[sticks]] = p_n[sticks]
-    twist[todo[sticks]] = torch.cat([w.unsqueeze(1), v], 1)[sticks]
-    try_free = ok & ~sticks & (p_n < -slack)
-    slides = torch.nonzero(ok & ~sticks).flatten()
-    if len(slides):
-        sign = torch.where(p_t[slides] > 0, 1.0, -1.0).to(slip.dtype)
-        f_stick = p_t[slides] - sign * mu * p_n[slides]
-        root, converged, locked, p_n_s = _slide_root(
-            t[slides], sign, (w[slides], f_stick), mu, dirs, tol
-        )
-        good = converged & (p_n_s >= -slack[slides])
-        mode[todo[slides[good]]] = torch.where(locked[good], LOCK, SLIDE)
-        slip[todo[slides]] = root
-        normal[todo[slides]] = p_n_s
-        try_free[slides[good]] = False
-        try_free[slides[converged & (p_n_s < -slack[slides])]] = True
-    free = torch.nonzero(try_free).flatten()
-    if len(free):
-        free_twist = _free_step(t[free], dirs, tol)
-        separate = _separates(t[free], free_twist)
-        mode[todo[free[separate]]] = FREE
-        twist[todo[free[separate]]] = free_twist[separate]
+    """The step's mode per push (no gradient), by the compiled step
+    (:func:`physid.pushing.rigid_kernel.classify`, which states the order of the decisions):
+    :data:`FREE`, :data:`STICK`, :data:`SLIDE`, :data:`LOCK` or :data:`COUPLED` (the
+    fallback), the contact point's tangential velocity for the sticking and sliding ones, the
+    finger's normal impulse (B,) and the twist (B, 3) of the free and sticking steps. A free
+    slide the kernel does not solve goes to the interior-point LCP here: free if that keeps
+    the object off the finger, else coupled."""
+    def array(t: Tensor) -> np.ndarray:
+        return np.ascontiguousarray(t.detach().cpu().numpy(), dtype=np.float64)
+
+    contact = torch.cat([c.arm, c.normal, c.closing[:, None], c.omega[:, None], c.velocity], 1)
+    found = rigid_kernel.classify(
+        float(mu), array(c.masses), array(c.inertia), array(c.bound), array(c.arms),
+        array(c.cell_vel), array(contact), array(dirs), float(tol),
+    )
+    mode, twist, normal, slip = (torch.as_tensor(x, device=c.masses.device) for x in found)
+    twist, normal, slip = (x.to(c.masses.dtype) for x in (twist, normal, slip))
+    lcp = torch.nonzero(mode == rigid_kernel.LCP_FREE).flatten()
+    if len(lcp):
+        free_twist = _free_step(c[lcp], dirs, tol)
+        separate = _separates(c[lcp], free_twist)
+        mode[lcp] = torch.where(separate, FREE, COUPLED)
+        twist[lcp[separate]] = free_twist[separate]
     return mode, slip, normal, twist
 
 
 def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finger, faces,
                  pushes, turn, origin, time, dt, record):
-    """One step with the finger (module docstring): classify each push's step, then take the
-    step of its mode (the classification's own for free and sticking steps when no gradient
-    is needed; differentiably otherwise)."""
+    """One step with the finger (module docstring): find the contact, then
+    :func:`contact_step`."""
     centre = pushes.start + pushes.velocity * time
     face, near, gap, normal, arm = finger_contact(faces, finger, centre, turn, origin)
     u = pushes.velocity
     c = _Contact(masses, inertia, bound, arms, omega, cell_vel, arm, normal, perp(normal),
                  (u * normal).sum(1) - gap / dt, gap, u)
-    mu = finger.friction
+    new_omega, v_origin, push_n, mode = contact_step(c, finger.friction, dirs, tol, dt,
+                                                     record.last_normal)
+    record.add(push_n, near, faces.side[face], torch.angle(turn), mode)
+    return new_omega, v_origin
+
+
+def contact_step(c: _Contact, mu: float, dirs: Tensor, tol: float, dt: float,
+                 last_normal: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The step of B pushes whose finger contacts are ``c``: classify each (:func:`_classify`),
+    then take the step of its mode (the classification's own for free and sticking steps when
+    no gradient is needed; differentiably otherwise). ``last_normal`` (B,) is the previous
+    step's normal impulse (the coupled LCP's first guess). Returns ω (B,), the origin's
+    velocity (B, 2), the finger's normal impulse (B,) and the mode (B,)."""
     with torch.no_grad():
         mode, slip, push_n, twist = _classify(c, mu, dirs, tol)
         # Both contact modes were accepted with λ_n ≥ −(solver tolerance): within it,
@@ -561,17 +550,16 @@ def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finge
     if len(coupled):
         m = c[coupled]
         J = torch.cat([perp(m.arm).unsqueeze(2),
-                       torch.eye(2, dtype=arm.dtype, device=arm.device).expand(len(coupled), 2,
-                                                                               2)], 2)
+                       torch.eye(2, dtype=m.arm.dtype, device=m.arm.device).expand(
+                           len(coupled), 2, 2)], 2)
         rows = FingerRows.build(J, m.normal, m.gap, m.velocity, mu, dt)
         twist, lam = rigid_lcp_step(m.masses, m.inertia, m.bound, m.arms, m.momentum(), dirs,
-                                    (record.last_normal[coupled], rows), tol)
+                                    (last_normal[coupled], rows), tol)
         new_omega = new_omega.index_put((coupled,), twist[:, 0])
         v_origin = v_origin.index_put((coupled,), twist[:, 1:])
         lam = torch.where(lam > 10 * tol * m.masses.mean(1), lam, 0.0)  # below tolerance: none
         push_n = push_n.index_put((coupled,), lam.detach())
-    record.add(push_n, near, faces.side[face], torch.angle(turn), mode)
-    return new_omega, v_origin
+    return new_omega, v_origin, push_n, mode
 
 
 def _needs_grad(c: _Contact) -> bool:

@@ -1,0 +1,773 @@
+"""The rigid formulation's pushing step compiled with numba: every mode, every push, no graph.
+
+:mod:`physid.pushing.rigid_engine` states the step (the line solve of the convex
+piecewise-quadratic ``g(ω)``, the sticking, sliding and locked contact point, the free object).
+In torch, vectorised over the batch, a step was bound by per-operator overhead: about 970
+operators per step (97,116 per 100-step push under ``torch.profiler``), each a few
+microseconds of dispatch for a few flops, while the arithmetic of a sticking step on 88 cells
+(a sort of the kinks, a cumulative sum, a few length-88 sums) is a few microseconds; mixed
+modes split the batch into sub-batches, and the sliding root search evaluated 16 doubling
+steps and then 21 samples per round for every sliding push at once.
+
+What was measured (one 1 s push, one thread, ``benchmarks/pushing.py``): the torch step took
+90 ms on the 88-cell block (sticking only) and 0.5 s on the 10- and 24-cell blocks (sliding and
+locking); this module takes about 1 ms and 1–3 ms. It loops over pushes and steps with
+numba's ``@njit`` and work arrays made once per rollout, and it searches the sliding root by
+walking the pieces of the cone condition, one evaluation per piece (:func:`_slide_root`),
+instead of sampling. ``torch.compile`` was not tried: the step's control depends on the data
+(the mode, the number of pieces walked), which is what a compiled loop does well.
+
+Uses: :func:`run` is the whole rollout of pushes that need no gradient
+(:func:`physid.pushing.rigid_engine.compiled_rollout`); :func:`classify` is the step's mode,
+slip and twist for the torch path, which recomputes the step differentiably from them
+(:func:`physid.pushing.rigid_engine.torch_rollout`). So both paths take the same decisions.
+
+Two cases are not compiled: a free slide of a moving object with a cell exactly on a switch of
+D (its objective is not smooth there; :func:`_free_slide` solves every other free slide and
+:func:`_stops` decides when friction stops the object) and the coupled fallback. For those
+:func:`run` stops that push at that step, the torch step solves it
+(:func:`physid.pushing.rigid_engine.contact_step`), and the kernel goes on from its result.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = ["COUPLED", "FREE", "LCP_FREE", "LOCK", "SLIDE", "STICK", "classify", "run"]
+
+#: The modes of :mod:`physid.pushing.finger` (literals for the compiled code; a test keeps them
+#: equal), and the free slide this kernel leaves to the interior-point LCP.
+FREE, STICK, SLIDE, LOCK, COUPLED = 0, 1, 2, 3, 4
+LCP_FREE = 5
+
+#: Pieces of the sliding condition a root search may cross (:func:`_slide_root`).
+_PIECES = 1000
+
+_jit = numba.njit(cache=True, fastmath=False, nogil=True)
+
+
+@_jit
+def _line_solve(a, lin, c, p, q, tol, kinks, jumps, where, line):
+    """:func:`physid.pushing.rigid_engine.line_solve` for one push: ``ω``, the optimality
+    check, and the subgradient as ``line (k,)`` (each cell's line) plus the kink cell (−1 when
+    ω is not at a kink), its first line and its share of it."""
+    k, n_lines = q.shape
+    base = 0.0
+    n_finite = 0
+    for i in range(k):
+        qmax = 0.0
+        qmin = math.inf
+        for j in range(n_lines):
+            qmax = max(qmax, abs(q[i, j]))
+            qmin = min(qmin, q[i, j])
+        base += c[i] * qmin
+        for j in range(n_lines):
+            jn = (j + 1) % n_lines
+            dq = q[i, j] - q[i, jn]
+            kink = math.inf
+            jump = 0.0
+            if abs(dq) > 1e-14 * qmax:
+                at = (p[jn] - p[j]) / dq
+                if p[j] + q[i, j] * at > 0:
+                    kink = at
+                    jump = c[i] * abs(dq)
+            if kink < math.inf:
+                kinks[n_finite] = kink
+                jumps[n_finite] = jump
+                where[n_finite] = i * n_lines + j
+                n_finite += 1
+    # Only the kinks on an envelope count: sorted (stably), the rest lie at +inf.
+    order = np.argsort(kinks[:n_finite], kind="mergesort")
+    slope = base
+    n_below = 0
+    slope_piece = base
+    for r in range(n_finite):
+        slope += jumps[order[r]]
+        if a * kinks[order[r]] + lin + slope < 0:
+            n_below = r + 1
+            slope_piece = slope
+    kink_above = kinks[order[n_below]] if n_below < n_finite else math.inf
+    flat = where[order[n_below]] if n_below < n_finite else 0
+    smooth = -(lin + slope_piece) / a
+    at_kink = kink_above <= smooth
+    guess = kink_above if at_kink else smooth
+    total = 0.0
+    for i in range(k):
+        best = 0
+        value = p[0] + q[i, 0] * guess
+        for j in range(1, n_lines):
+            v = p[j] + q[i, j] * guess
+            if v > value:
+                value = v
+                best = j
+        line[i] = best
+        total += c[i] * q[i, best]
+    kc, kp = flat // n_lines, flat % n_lines
+    nxt = (kp + 1) % n_lines
+    denom = q[kc, kp] - q[kc, nxt]
+    if at_kink:
+        omega = (p[nxt] - p[kp]) / denom
+    else:
+        omega = -(lin + total) / a
+    # Optimality: g'(ω−) ≤ 0 ≤ g'(ω+), the ties to tol.
+    pmax = 0.0
+    for j in range(n_lines):
+        pmax = max(pmax, abs(p[j]))
+    left = 0.0
+    right = 0.0
+    size = abs(a * omega) + abs(lin)
+    for i in range(k):
+        vmax = -math.inf
+        qmax = 0.0
+        for j in range(n_lines):
+            vmax = max(vmax, p[j] + q[i, j] * omega)
+            qmax = max(qmax, abs(q[i, j]))
+        size += c[i] * qmax
+        bar = vmax - tol * (pmax + qmax * abs(omega))
+        hi = -math.inf
+        lo = math.inf
+        for j in range(n_lines):
+            if p[j] + q[i, j] * omega >= bar:
+                hi = max(hi, q[i, j])
+                lo = min(lo, q[i, j])
+        right += c[i] * hi
+        left += c[i] * lo
+    g_left = a * omega + lin + left
+    g_right = a * omega + lin + right
+    ok = (g_left <= 1e-8 * size) and (g_right >= -1e-8 * size) and math.isfinite(omega)
+    share = 0.0
+    kink_cell = -1
+    if at_kink:
+        kink_cell = kc
+        c_kink = c[kc]
+        if c_kink > 0:
+            others = total - c_kink * q[kc, line[kc]]
+            share = -(a * omega + lin + others + c_kink * q[kc, nxt]) / (c_kink * denom)
+            share = min(max(share, 0.0), 1.0)
+        else:
+            share = 0.5
+    return omega, ok, kink_cell, kp, share
+
+
+# The contact's scalars, packed: the contact point's offset from the origin (2), the world normal
+# into the object (2), the closing normal velocity, the previous ω, the finger's velocity (2).
+_AX, _AY, _NX, _NY, _CLOSING, _OMEGA, _UX, _UY = range(8)
+
+
+@_jit
+def _move(s, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
+          where, line):
+    """:meth:`physid.pushing.rigid_engine._Contact.move` for one push whose contact is ``ct``:
+    ω, the origin's velocity (x, y), the check, and the finger's impulse ``p_n``, ``p_t``."""
+    k = masses.shape[0]
+    n_lines = dirs.shape[0]
+    nx, ny = ct[_NX], ct[_NY]
+    tx, ty = -ny, nx
+    target_x = ct[_CLOSING] * nx + s * tx
+    target_y = ct[_CLOSING] * ny + s * ty
+    a = 0.0
+    lin = 0.0
+    spin = 0.0
+    for i in range(k):
+        rx = arms[i, 0] - ct[_AX]
+        ry = arms[i, 1] - ct[_AY]
+        rel[i, 0] = rx
+        rel[i, 1] = ry
+        a += inertia[i] + masses[i] * (rx * rx + ry * ry)
+        lin += masses[i] * (rx * (target_y - cell_vel[i, 1]) - ry * (target_x - cell_vel[i, 0]))
+        spin += inertia[i] * ct[_OMEGA]
+        for j in range(n_lines):
+            q[i, j] = -rx * dirs[j, 1] + ry * dirs[j, 0]  # rel_i · (ẑ × d_j)
+    lin -= spin
+    for j in range(n_lines):
+        p[j] = -(target_x * dirs[j, 0] + target_y * dirs[j, 1])
+    omega, ok, kc, kp, share = _line_solve(a, lin, bound, p, q, tol, kinks, jumps, where, line)
+    vx = target_x + omega * ct[_AY]
+    vy = target_y - omega * ct[_AX]
+    gx = gy = fx = fy = 0.0
+    total = lever_x = lever_y = dlin = 0.0
+    for i in range(k):
+        gx += masses[i] * (target_x - omega * rel[i, 1] - cell_vel[i, 0])
+        gy += masses[i] * (target_y + omega * rel[i, 0] - cell_vel[i, 1])
+        total += masses[i]
+        lever_x -= masses[i] * rel[i, 1]
+        lever_y += masses[i] * rel[i, 0]
+        dlin += masses[i] * (rel[i, 0] * ty - rel[i, 1] * tx)
+        if i == kc:
+            nxt = (kp + 1) % n_lines
+            fx += bound[i] * (share * dirs[kp, 0] + (1.0 - share) * dirs[nxt, 0])
+            fy += bound[i] * (share * dirs[kp, 1] + (1.0 - share) * dirs[nxt, 1])
+        else:
+            fx += bound[i] * dirs[line[i], 0]
+            fy += bound[i] * dirs[line[i], 1]
+    ix = gx - fx
+    iy = gy - fy
+    # The derivative in the slip on this piece of the line solver (ω, hence the impulse, is
+    # linear in s there): the smooth piece's root or the kink, whose share moves with s.
+    dx = dy = dshare = 0.0
+    if kc >= 0:
+        nxt = (kp + 1) % n_lines
+        denom = q[kc, kp] - q[kc, nxt]
+        domega = (tx * (dirs[kp, 0] - dirs[nxt, 0]) + ty * (dirs[kp, 1] - dirs[nxt, 1])) / denom
+        if bound[kc] > 0 and 0.0 < share < 1.0:
+            dshare = -(a * domega + dlin) / (bound[kc] * denom)
+            dx = bound[kc] * dshare * (dirs[kp, 0] - dirs[nxt, 0])
+            dy = bound[kc] * dshare * (dirs[kp, 1] - dirs[nxt, 1])
+    else:
+        domega = -dlin / a
+    gx_s = total * tx + domega * lever_x - dx
+    gy_s = total * ty + domega * lever_y - dy
+    return (omega, vx, vy, ok, ix * nx + iy * ny, ix * tx + iy * ty, gx_s * nx + gy_s * ny,
+            gx_s * tx + gy_s * ty, domega, share, dshare)
+
+
+@_jit
+def _next_event(s0, w0, slope, toward, arms, ct, dirs):
+    """The first slip after ``s0`` in the direction of ``toward`` at which a cell's velocity
+    crosses a switch of D (its friction changes direction), with ω following the line solver's
+    piece at ``s0``: ``ω = w0 + slope (s − s0)``, so every cell's velocity is linear in ``s``
+    (the events of :func:`physid.pushing.rigid_engine._event_slips`, exact on that piece);
+    NaN if none lies between ``s0`` and ``toward``."""
+    n_lines = dirs.shape[0]
+    nx, ny = ct[_NX], ct[_NY]
+    tx, ty = -ny, nx
+    direction = 1.0 if toward > s0 else -1.0
+    span = abs(toward - s0)
+    best = math.inf
+    for i in range(arms.shape[0]):
+        lx = -(arms[i, 1] - ct[_AY])
+        ly = arms[i, 0] - ct[_AX]
+        # The cell's velocity at s0 and its rate of change with s.
+        bx = ct[_CLOSING] * nx + s0 * tx + w0 * lx
+        by = ct[_CLOSING] * ny + s0 * ty + w0 * ly
+        rx = tx + slope * lx
+        ry = ty + slope * ly
+        for j in range(n_lines):
+            jn = (j + 1) % n_lines
+            sx = dirs[j, 0] - dirs[jn, 0]
+            sy = dirs[j, 1] - dirs[jn, 1]
+            den = rx * sx + ry * sy
+            if abs(den) > 1e-14:
+                ahead = -(bx * sx + by * sy) / den * direction
+                if 1e-13 * (1.0 + abs(s0)) < ahead < min(best, span):
+                    best = ahead
+    return s0 + direction * best if best < math.inf else math.nan
+
+
+@_jit
+def _slide_root(sign, s_a, w_a, f_a, n_a, d_a, e_a, o_a, h_a, dh_a, mu, slack, masses, inertia,
+                bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps, where, line):
+    """The sliding contact point's tangential velocity: the first root, from the finger's own
+    slip ``s_a`` in the direction ``−σ`` that lowers ``σf``, of ``f(s) = p_t(s) − σ μ p_n(s)``
+    (the finger's impulse on the edge ``σ`` of its friction cone).
+
+    ``f`` is linear on each piece of the line solver (ω is) and jumps where a cell's friction
+    switches between two directions of D. :func:`_move` gives, on a sample's piece, the
+    slopes of ``f``, ``p_n`` and ω (``d``, ``e``, ``o``; ``f_a``, ``n_a`` and ``w_a`` at
+    ``s_a``) and, on a kink, the kink cell's share ``h`` and its slope ``dh``; the piece ends
+    where a cell's velocity crosses a switch (:func:`_next_event`) or the share reaches 0 or
+    1. So the search walks the pieces in order: on each, the root of its line if it lies before
+    the piece ends, else the first point of the next piece (one evaluation per piece). A piece
+    that ends with ``σf > 0`` followed by one that starts with ``σf ≤ 0`` is a jump across
+    zero: the motion *locks* that cell's velocity on the switch, and the normal impulse is
+    interpolated between the two sides where ``f`` crosses zero. The condition can have several
+    roots (a non-monotone ``f``); the first, the least slip, is the step's. Should a piece's
+    line miss its root (a piece end not foreseen), the root is bracketed between the two
+    samples instead (:func:`_bracketed`).
+
+    Returns the slip, whether a root was found (within :data:`_PIECES` pieces and with the
+    line solver's check passing), whether it is locked, and the normal impulse there."""
+    direction = -sign
+    for _ in range(_PIECES):
+        end = _next_event(s_a, w_a, o_a, s_a + direction * 1e300, arms, ct, dirs)
+        if dh_a != 0:
+            for limit in (0.0, 1.0):
+                ahead = (limit - h_a) / dh_a * direction
+                if ahead > 1e-13 * (1.0 + abs(s_a)) and (
+                        math.isnan(end) or ahead < (end - s_a) * direction):
+                    end = s_a + direction * ahead
+        root = s_a - f_a / d_a if d_a > 0 else math.nan  # d > 0: σf falls along the walk
+        on_piece = not math.isnan(root) and (math.isnan(end) or (end - root) * direction > 0)
+        if on_piece:
+            x = root
+        elif math.isnan(end):
+            break  # σf stays positive on the last piece: no root
+        else:
+            x = end + direction * 1e-11 * (1.0 + abs(end))
+        w, _, _, ok, p_n, p_t, dp_n, dp_t, dw, share, dshare = _move(
+            x, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
+            where, line,
+        )
+        if not ok:
+            break
+        f = p_t - sign * mu * p_n
+        if abs(f) <= slack:
+            return x, True, False, p_n
+        if f * sign <= 0:
+            before = end - direction * 1e-11 * (1.0 + abs(end))
+            f_e = f_a + d_a * (before - s_a)
+            if on_piece or f_e * sign <= 0:
+                return _bracketed(sign, s_a, f_a, n_a, d_a, x, f, p_n, dp_t - sign * mu * dp_n,
+                                  mu, slack, masses, inertia, bound, arms, cell_vel, ct, dirs,
+                                  tol, rel, q, p, kinks, jumps, where, line)
+            # f jumps across zero where the piece ends: its two sides, the first from the
+            # piece's line.
+            n_e = n_a + e_a * (before - s_a)
+            return 0.5 * (before + x), True, True, n_e + f_e / (f_e - f) * (p_n - n_e)
+        s_a, w_a, f_a, n_a = x, w, f, p_n
+        d_a, e_a, o_a, h_a, dh_a = dp_t - sign * mu * dp_n, dp_n, dw, share, dshare
+    return s_a, False, False, n_a
+
+
+@_jit
+def _bracketed(sign, s_a, f_a, n_a, d_a, s_b, f_b, n_b, d_b, mu, slack, masses, inertia, bound,
+               arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps, where, line):
+    """The first root of ``f`` between ``s_a`` (``σf > 0``) and ``s_b`` (``σf ≤ 0``): Newton
+    points of both ends, else the secant, and the midpoint when a sample did not halve the
+    bracket; a bracket narrower than 1e-10 (relative) around a jump is a locked root
+    (:func:`_slide_root`'s rule). Same returns as :func:`_slide_root`."""
+    width = math.inf
+    for _ in range(_PIECES):
+        low, high = min(s_a, s_b), max(s_a, s_b)
+        if high - low <= 1e-10 * (1.0 + abs(s_a)):
+            return 0.5 * (s_a + s_b), True, True, n_a + f_a / (f_a - f_b) * (n_b - n_a)
+        x = s_a - f_a / d_a if d_a != 0 else math.nan
+        if not low < x < high:
+            x = s_b - f_b / d_b if d_b != 0 else math.nan
+        if not low < x < high:
+            x = (s_a * f_b - s_b * f_a) / (f_b - f_a)
+        previous, width = width, high - low
+        if not low < x < high or width > 0.5 * previous:
+            x = 0.5 * (s_a + s_b)
+        w, _, _, ok, p_n, p_t, dp_n, dp_t, dw, share, dshare = _move(
+            x, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
+            where, line,
+        )
+        f = p_t - sign * mu * p_n
+        if ok and abs(f) <= slack:
+            return x, True, False, p_n
+        if ok and f * sign > 0:
+            s_a, f_a, n_a, d_a = x, f, p_n, dp_t - sign * mu * dp_n
+        else:
+            s_b, f_b, n_b, d_b = x, f, p_n, dp_t - sign * mu * dp_n
+    return s_b, False, False, n_b
+
+
+
+
+#: Active-line iterations of a free slide before the kernel leaves it to the interior-point LCP.
+_FREE_ITERATIONS = 20
+
+
+@_jit
+def _free_slide(masses, inertia, bound, arms, cell_vel, omega, dirs, line):
+    """The twist of a moving object without the finger's force, if every cell slides on one
+    line of its friction polygon: the minimiser of ``½ xᵀQx − pᵀx + Σ_i c_i max_j(−d_j·u_i(x))``
+    (the LCP of Eq. (2) restricted to rigid motions, :func:`~physid.pushing.rigid_engine.
+    rigid_lcp_step` without the finger) on the piece where cell ``i`` is on line ``l_i``:
+    ``x = Q⁻¹(p + Σ_i c_i J_iᵀ d_{l_i})``, the lines taken from the cells' velocities and
+    updated until they stay (at most :data:`_FREE_ITERATIONS` times), each cell's line a strict
+    maximum (by 1e-9 of the fastest cell's speed); else the object stops if friction can hold
+    it (:func:`_stops`). Returns whether either holds, and ω, vx, vy; a slide that puts a cell
+    on a switch of D is neither (the caller leaves it to the LCP)."""
+    k = masses.shape[0]
+    n_lines = dirs.shape[0]
+    total = first = second = rot = spin = px = py = 0.0
+    for i in range(k):
+        ax, ay = arms[i, 0], arms[i, 1]
+        total += masses[i]
+        first += masses[i] * ax
+        second += masses[i] * ay
+        rot += inertia[i] + masses[i] * (ax * ax + ay * ay)
+        spin += inertia[i] * omega + masses[i] * (ax * cell_vel[i, 1] - ay * cell_vel[i, 0])
+        px += masses[i] * cell_vel[i, 0]
+        py += masses[i] * cell_vel[i, 1]
+    # Q = [[rot, −second, first], [−second, total, 0], [first, 0, total]]: its inverse by
+    # cofactors (symmetric positive definite).
+    det = rot * total * total - second * second * total - first * first * total
+    i00 = total * total / det
+    i01 = second * total / det
+    i02 = -first * total / det
+    i11 = (rot * total - first * first) / det
+    i12 = -second * first / det
+    i22 = (rot * total - second * second) / det
+    for i in range(k):
+        best = 0
+        value = -(dirs[0, 0] * cell_vel[i, 0] + dirs[0, 1] * cell_vel[i, 1])
+        for j in range(1, n_lines):
+            v = -(dirs[j, 0] * cell_vel[i, 0] + dirs[j, 1] * cell_vel[i, 1])
+            if v > value:
+                best, value = j, v
+        line[i] = best
+    w = vx = vy = 0.0
+    for _ in range(_FREE_ITERATIONS):
+        b0, b1, b2 = spin, px, py
+        for i in range(k):
+            dx, dy = dirs[line[i], 0], dirs[line[i], 1]
+            b0 += bound[i] * (-dx * arms[i, 1] + dy * arms[i, 0])
+            b1 += bound[i] * dx
+            b2 += bound[i] * dy
+        w = i00 * b0 + i01 * b1 + i02 * b2
+        vx = i01 * b0 + i11 * b1 + i12 * b2
+        vy = i02 * b0 + i12 * b1 + i22 * b2
+        fastest = 0.0
+        for i in range(k):
+            ux, uy = vx - w * arms[i, 1], vy + w * arms[i, 0]
+            fastest = max(fastest, math.sqrt(ux * ux + uy * uy))
+        if not fastest > 0:
+            return False, 0.0, 0.0, 0.0
+        changed = False
+        strict = True
+        for i in range(k):
+            ux, uy = vx - w * arms[i, 1], vy + w * arms[i, 0]
+            best = 0
+            value = -(dirs[0, 0] * ux + dirs[0, 1] * uy)
+            second_value = -math.inf
+            for j in range(1, n_lines):
+                v = -(dirs[j, 0] * ux + dirs[j, 1] * uy)
+                if v > value:
+                    best, value, second_value = j, v, value
+                elif v > second_value:
+                    second_value = v
+            if value - second_value <= 1e-9 * fastest:
+                strict = False
+            if best != line[i]:
+                changed = True
+                line[i] = best
+        if not changed and strict:
+            return True, w, vx, vy
+        if not changed:
+            break
+    if _stops(bound, arms, dirs, spin, px, py):
+        return True, 0.0, 0.0, 0.0
+    return False, 0.0, 0.0, 0.0
+
+
+@_jit
+def _stops(bound, arms, dirs, spin, px, py):
+    """Whether friction stops the object within the step: ``x = 0`` minimises the free
+    slide's objective, i.e. the momentum ``p = (spin, px, py)`` lies in the set of friction
+    impulses ``Z = Σ_i c_i J_iᵀ conv(−D)`` that the resting cells can exert (its support in a
+    twist direction ``x`` is ``Σ_i c_i max_j(−d_j·J_i x)``). Decided by Wolfe's minimum-norm
+    point algorithm on ``Z − p`` (finite and exact on a polytope; a corral of at most four
+    points in three dimensions): the object stops if the nearest point of ``Z`` to ``p`` is
+    within 1e-12 of the impulses' scale."""
+    k = arms.shape[0]
+    scale = abs(spin) + abs(px) + abs(py)
+    for i in range(k):
+        scale += bound[i] * (1.0 + math.sqrt(arms[i, 0] ** 2 + arms[i, 1] ** 2))
+    corral = np.zeros((4, 3))
+    weights = np.zeros(4)
+    x = np.empty(3)
+    _support(bound, arms, dirs, -spin, -px, -py, spin, px, py, x)
+    corral[0] = x
+    weights[0] = 1.0
+    size = 1
+    for _ in range(100):
+        norm2 = x[0] ** 2 + x[1] ** 2 + x[2] ** 2
+        if math.sqrt(norm2) <= 1e-12 * scale:
+            return True
+        q = np.empty(3)
+        _support(bound, arms, dirs, -x[0], -x[1], -x[2], spin, px, py, q)
+        if norm2 - (x[0] * q[0] + x[1] * q[1] + x[2] * q[2]) <= 1e-24 * scale * scale:
+            return False  # x is the nearest point, away from zero: the object slides
+        if size == 4:
+            return False  # degenerate corral (rounding): leave it to the LCP
+        corral[size] = q
+        weights[size] = 0.0
+        size += 1
+        while True:
+            alpha, ok = _affine_minimum(corral, size)
+            if not ok:
+                return False
+            if alpha[:size].min() > 0:
+                weights[:size] = alpha[:size]
+                break
+            theta = 1.0
+            for m in range(size):
+                if alpha[m] <= 0:
+                    theta = min(theta, weights[m] / (weights[m] - alpha[m]))
+            kept = 0
+            for m in range(size):
+                w = theta * alpha[m] + (1.0 - theta) * weights[m]
+                if w > 1e-15:
+                    corral[kept] = corral[m]
+                    weights[kept] = w
+                    kept += 1
+            size = kept
+            weights[:size] /= weights[:size].sum()
+        x[:] = 0.0
+        for m in range(size):
+            x += weights[m] * corral[m]
+    return False
+
+
+@_jit
+def _support(bound, arms, dirs, d0, d1, d2, spin, px, py, out):
+    """The point of ``Z − p`` (:func:`_stops`) furthest along the twist direction
+    ``(d0, d1, d2)``, into ``out``: each cell's friction at the vertex of ``−D`` that
+    maximises ``−d_j·J_i d``."""
+    n_lines = dirs.shape[0]
+    out[0], out[1], out[2] = -spin, -px, -py
+    for i in range(arms.shape[0]):
+        ux, uy = d1 - d0 * arms[i, 1], d2 + d0 * arms[i, 0]
+        best = 0
+        value = -(dirs[0, 0] * ux + dirs[0, 1] * uy)
+        for j in range(1, n_lines):
+            v = -(dirs[j, 0] * ux + dirs[j, 1] * uy)
+            if v > value:
+                best, value = j, v
+        fx, fy = -bound[i] * dirs[best, 0], -bound[i] * dirs[best, 1]
+        out[0] += -fx * arms[i, 1] + fy * arms[i, 0]
+        out[1] += fx
+        out[2] += fy
+
+
+@_jit
+def _affine_minimum(points, size):
+    """Weights (summing to 1) of the minimum-norm point of the affine hull of ``points[:size]``
+    and whether the small saddle system was regular."""
+    n = size + 1
+    system = np.zeros((n, n))
+    rhs = np.zeros(n)
+    for a in range(size):
+        for b in range(size):
+            system[a, b] = points[a, 0] * points[b, 0] + points[a, 1] * points[b, 1] + \
+                points[a, 2] * points[b, 2]
+        system[a, size] = system[size, a] = 1.0
+    rhs[size] = 1.0
+    alpha = np.zeros(4)
+    big = np.abs(system).max()
+    # Gaussian elimination with partial pivoting.
+    for col in range(n):
+        pivot = col + np.argmax(np.abs(system[col:, col]))
+        if abs(system[pivot, col]) <= 1e-14 * big:
+            return alpha, False
+        if pivot != col:
+            for c in range(n):
+                system[col, c], system[pivot, c] = system[pivot, c], system[col, c]
+            rhs[col], rhs[pivot] = rhs[pivot], rhs[col]
+        for r in range(col + 1, n):
+            factor = system[r, col] / system[col, col]
+            for c in range(col, n):
+                system[r, c] -= factor * system[col, c]
+            rhs[r] -= factor * rhs[col]
+    solution = np.zeros(n)
+    for r in range(n - 1, -1, -1):
+        acc = rhs[r]
+        for c in range(r + 1, n):
+            acc -= system[r, c] * solution[c]
+        solution[r] = acc / system[r, r]
+    alpha[:size] = solution[:size]
+    return alpha, True
+
+@_jit
+def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks,
+                  jumps, where, line):
+    """The mode of one push's step and its twist (no gradient), in the order of the module
+    docstring of :mod:`physid.pushing.rigid_engine`: a resting object the finger does not
+    reach this step stays at rest; the finger sticks if the impulse that makes it stick lies
+    in its friction cone; else it slides (or locks) at the first slip that puts the impulse on
+    the cone's edge with ``λ_n ≥ 0`` (:func:`_slide_root`); else the object moves without the
+    finger's force if that keeps it off the finger; else the step is :data:`COUPLED` (the
+    interior-point LCP with the finger's rows decides).
+
+    Returns the mode, ω, the origin's velocity, the finger's normal impulse (≥ 0) and the
+    contact point's tangential velocity (the slip: the finger's own for a stick, the root for
+    a slide or lock). The mode is :data:`LCP_FREE` for a free slide this kernel does not solve
+    (a cell on a switch of D): the interior-point LCP solves it, and the step is free if that
+    keeps the object off the finger, else coupled."""
+    k = masses.shape[0]
+    ux, uy = ct[_UX], ct[_UY]
+    nx, ny = ct[_NX], ct[_NY]
+    slip = ux * -ny + uy * nx
+    speed = math.sqrt(ux * ux + uy * uy)
+    at_rest = ct[_OMEGA] == 0
+    slack = 0.0
+    for i in range(k):
+        vx, vy = cell_vel[i, 0], cell_vel[i, 1]
+        if vx != 0 or vy != 0:
+            at_rest = False
+        slack += bound[i] + masses[i] * (speed + math.sqrt(vx * vx + vy * vy))
+    slack *= 1e-9
+    if at_rest and not ct[_CLOSING] > 0:
+        return FREE, 0.0, 0.0, 0.0, 0.0, slip
+    w, vx, vy, ok, p_n, p_t, dp_n, dp_t, dw, share, dshare = _move(
+        slip, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
+        where, line,
+    )
+    if ok and p_n >= -slack and abs(p_t) <= mu * p_n + slack:
+        return STICK, w, vx, vy, max(p_n, 0.0), slip
+    try_free = ok and p_n < -slack
+    normal = 0.0
+    if ok:
+        sign = 1.0 if p_t > 0 else -1.0
+        root, converged, locked, normal = _slide_root(
+            sign, slip, w, p_t - sign * mu * p_n, p_n, dp_t - sign * mu * dp_n, dp_n, dw, share,
+            dshare, mu, slack, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p,
+            kinks, jumps, where, line,
+        )
+        slip = root
+        if converged and normal >= -slack:
+            w, vx, vy, ok, _, _, _, _, _, _, _ = _move(
+                root, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks,
+                jumps, where, line,
+            )
+            if locked and not ok:
+                # The line solve is degenerate exactly on the switch (a cell's velocity
+                # through zero): ω is continuous there, so take it just before the jump.
+                slip = root + sign * 1e-11 * (1.0 + abs(root))
+                w, vx, vy, _, _, _, _, _, _, _, _ = _move(
+                    slip, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p,
+                    kinks, jumps, where, line,
+                )
+            return (LOCK if locked else SLIDE), w, vx, vy, max(normal, 0.0), slip
+        if converged:
+            try_free = True
+    normal = max(normal, 0.0)
+    if try_free:
+        # Without the finger's force: at rest (friction holds it) or a free slide; taken if
+        # it keeps the object off the finger, n·(v_c − u) ≥ −gap/Δt.
+        w = vx = vy = 0.0
+        if not at_rest:
+            slid, w, vx, vy = _free_slide(masses, inertia, bound, arms, cell_vel, ct[_OMEGA],
+                                          dirs, line)
+            if not slid:
+                return LCP_FREE, 0.0, 0.0, 0.0, normal, slip
+        un = ux * nx + uy * ny
+        contact_n = (vx - w * ct[_AY]) * nx + (vy + w * ct[_AX]) * ny
+        if contact_n - un >= ct[_CLOSING] - un - 1e-9 * (1.0 + speed):
+            return FREE, w, vx, vy, normal, slip
+    return COUPLED, 0.0, 0.0, 0.0, normal, slip
+
+
+@_jit
+def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol):
+    """:func:`_contact_step` of B pushes (no gradient): for each, the mode, the twist
+    ``[ω, vx, vy]`` (B, 3), the finger's normal impulse and the slip (B,).
+
+    ``masses``, ``inertia``, ``bound`` (B, k) (the friction impulse bounds ``μ_i M_i g Δt``),
+    ``arms`` (B, k, 2) the cells' world offsets from the
+    origin, ``cell_vel`` (B, k, 2) their velocities of the previous step and ``contact``
+    (B, 8) each finger contact: the contact point's offset from the origin (2), the world
+    normal into the object (2), the normal velocity that closes the gap, the previous ω and
+    the finger's velocity (2)."""
+    batch, k = masses.shape
+    n_lines = dirs.shape[0]
+    mode = np.empty(batch, np.int64)
+    twist = np.zeros((batch, 3))
+    normal = np.zeros(batch)
+    slip = np.zeros(batch)
+    rel = np.empty((k, 2))
+    q = np.empty((k, n_lines))
+    p = np.empty(n_lines)
+    kinks = np.empty(k * n_lines)
+    jumps = np.empty(k * n_lines)
+    where = np.empty(k * n_lines, np.int64)
+    line = np.empty(k, np.int64)
+    for b in range(batch):
+        mode[b], twist[b, 0], twist[b, 1], twist[b, 2], normal[b], slip[b] = _contact_step(
+            mu, masses[b], inertia[b], bound[b], arms[b], cell_vel[b], contact[b], dirs, tol,
+            rel, q, p, kinks, jumps, where, line,
+        )
+    return mode, twist, normal, slip
+
+
+@_jit
+def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, radius, mu,
+         face_mid, face_normal, half, face_side, start, velocity, theta, origin, omega, v,
+         cell_vel, next_step, override, override_mode, last_normal, positions, rec_normal,
+         rec_point, rec_side, rec_yaw, rec_mode):
+    """Run every push from its ``next_step`` until the end or until a step the torch step must
+    solve (``next_step`` then points at it). The state (``theta``, ``origin``, ``omega``, ``v``,
+    ``cell_vel``, ``last_normal``) and the outputs are updated in place; a push with
+    ``override_mode ≥ 0`` takes its first step from ``override`` (ω, vx, vy, normal impulse)."""
+    batch, k = masses.shape
+    n_lines = dirs.shape[0]
+    n_faces = face_mid.shape[0]
+    inertia = np.empty(k)
+    bound = np.empty(k)
+    arms = np.empty((k, 2))
+    rel = np.empty((k, 2))
+    q = np.empty((k, n_lines))
+    p = np.empty(n_lines)
+    kinks = np.empty(k * n_lines)
+    jumps = np.empty(k * n_lines)
+    where = np.empty(k * n_lines, np.int64)
+    line = np.empty(k, np.int64)
+    ct = np.empty(8)
+    for b in range(batch):
+        if next_step[b] > n_steps:
+            continue
+        for i in range(k):
+            inertia[i] = masses[b, i] * cell_side**2 / 6.0
+            bound[i] = frictions[b, i] * masses[b, i] * (gravity * dt)
+        step = next_step[b]
+        while True:
+            cos, sin = math.cos(theta[b]), math.sin(theta[b])
+            for i in range(k):
+                arms[i, 0] = cos * centres[i, 0] - sin * centres[i, 1]
+                arms[i, 1] = cos * centres[i, 1] + sin * centres[i, 0]
+                positions[b, step, i, 0] = origin[b, 0] + arms[i, 0]
+                positions[b, step, i, 1] = origin[b, 1] + arms[i, 1]
+            if step == n_steps:
+                break
+            # The finger's contact (physid.pushing.finger.finger_contact).
+            ux, uy = velocity[b, 0], velocity[b, 1]
+            dx = start[b, 0] + ux * (step * dt) - origin[b, 0]
+            dy = start[b, 1] + uy * (step * dt) - origin[b, 1]
+            rx, ry = dx * cos + dy * sin, dy * cos - dx * sin
+            face = 0
+            best = math.inf
+            near_x = near_y = 0.0
+            for f in range(n_faces):
+                fnx, fny = face_normal[f, 0], face_normal[f, 1]
+                along = (rx - face_mid[f, 0]) * -fny + (ry - face_mid[f, 1]) * fnx
+                along = min(max(along, -half), half)
+                cx = face_mid[f, 0] + along * -fny
+                cy = face_mid[f, 1] + along * fnx
+                dist = math.sqrt((cx - rx) ** 2 + (cy - ry) ** 2)
+                if dist < best:
+                    best, face, near_x, near_y = dist, f, cx, cy
+            gap0 = max(best, 1e-12)
+            tox, toy = (near_x - rx) / gap0, (near_y - ry) / gap0
+            nx, ny = cos * tox - sin * toy, cos * toy + sin * tox
+            ct[_AX] = cos * near_x - sin * near_y
+            ct[_AY] = cos * near_y + sin * near_x
+            ct[_NX], ct[_NY] = nx, ny
+            ct[_CLOSING] = ux * nx + uy * ny - (best - radius) / dt
+            ct[_OMEGA] = omega[b]
+            ct[_UX], ct[_UY] = ux, uy
+            if override_mode[b] >= 0:
+                mode = override_mode[b]
+                w, vx, vy, normal = override[b, 0], override[b, 1], override[b, 2], override[b, 3]
+                override_mode[b] = -1
+            else:
+                mode, w, vx, vy, normal, _ = _contact_step(
+                    mu, masses[b], inertia, bound, arms, cell_vel[b], ct, dirs, tol, rel, q, p,
+                    kinks, jumps, where, line,
+                )
+                if mode == COUPLED or mode == LCP_FREE:
+                    break  # the torch step solves it (module docstring)
+            rec_normal[b, step] = normal
+            rec_point[b, step, 0], rec_point[b, step, 1] = near_x, near_y
+            rec_side[b, step] = face_side[face] if normal > 0 else -1
+            rec_yaw[b, step] = math.atan2(sin, cos)
+            rec_mode[b, step] = mode
+            last_normal[b] = normal
+            for i in range(k):
+                cell_vel[b, i, 0] = vx - w * arms[i, 1]
+                cell_vel[b, i, 1] = vy + w * arms[i, 0]
+            theta[b] += w * dt
+            # The exact flow of the twist over the step (physid.pushing.planar.se2_step).
+            half_turn = w * (dt / 2)
+            scale = (math.sin(half_turn) / half_turn if half_turn != 0 else 1.0) * dt
+            fx, fy = scale * math.cos(half_turn), scale * math.sin(half_turn)
+            origin[b, 0] += fx * vx - fy * vy
+            origin[b, 1] += fx * vy + fy * vx
+            omega[b], v[b, 0], v[b, 1] = w, vx, vy
+            step += 1
+        next_step[b] = step if step < n_steps else n_steps + 1

@@ -1,0 +1,134 @@
+"""The compiled rigid step (:mod:`physid.pushing.rigid_kernel`) against the torch step it
+replaces when no gradient is needed: the same trajectories, modes and records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from physid.pushing import random_pushes, rigid_engine, simulate
+from physid.pushing.chapters.pushing_identify import block
+from physid.pushing.finger import FREE, LOCK, SLIDE, STICK
+from physid.pushing.objects import load_object
+from physid.pushing.observations import draw_truth
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def compiled_and_torch(monkeypatch, obj, pushes, **kwargs):
+    """The same call run compiled and by the torch step."""
+    calls = []
+    compiled_rollout = rigid_engine.compiled_rollout
+
+    def counted(*args):
+        calls.append(1)
+        return compiled_rollout(*args)
+
+    with monkeypatch.context() as m:
+        m.setattr(rigid_engine, "compiled_rollout", counted)
+        with torch.no_grad():
+            compiled = simulate(obj, pushes, **kwargs)
+    assert calls, "the compiled step did not run"
+    with monkeypatch.context() as m:
+        m.setattr(rigid_engine, "_compilable", lambda scene: False)
+        with torch.no_grad():
+            reference = simulate(obj, pushes, **kwargs)
+    return compiled, reference
+
+
+def assert_same(compiled, reference, modes: bool = True) -> None:
+    assert float((compiled.positions - reference.positions).abs().max()) < 1e-9
+    if modes:
+        torch.testing.assert_close(compiled.contact.mode, reference.contact.mode)
+    torch.testing.assert_close(compiled.contact.touching, reference.contact.touching)
+    torch.testing.assert_close(compiled.contact.normal_impulse, reference.contact.normal_impulse,
+                               atol=1e-8, rtol=1e-6)
+    torch.testing.assert_close(compiled.contact.side, reference.contact.side)
+    torch.testing.assert_close(compiled.contact.point, reference.contact.point, atol=1e-9,
+                               rtol=0)
+
+
+@pytest.mark.parametrize("name", ["hammer", "crimp", "ranch", "toolbox", "book"])
+def test_same_pushes_as_the_torch_step_on_the_chapters_objects(monkeypatch, name):
+    """Ground truths and random pushes as the identification chapter draws them."""
+    base = load_object(name)
+    masses, frictions = draw_truth(base, 7)
+    pushes = random_pushes(base, 6, seed=3, duration=1.0)
+    compiled, reference = compiled_and_torch(monkeypatch, base, pushes, masses=masses,
+                                             frictions=frictions)
+    assert_same(compiled, reference)
+
+
+def test_a_batch_mixing_every_mode(monkeypatch):
+    """Small blocks slide and lock; the random pushes of the 88-cell block mix all modes."""
+    obj, push = block(10)
+    pushes = [push, *random_pushes(obj, 5, seed=0, duration=push.duration)]
+    compiled, reference = compiled_and_torch(monkeypatch, obj, pushes)
+    assert_same(compiled, reference)
+    counts = np.bincount(compiled.contact.mode.flatten().numpy(), minlength=5)
+    assert all(counts[m] > 0 for m in (FREE, STICK, SLIDE, LOCK)), counts
+
+
+def test_restarts_from_a_moving_pose(monkeypatch):
+    """Restarted pushes (Eq. (1)'s intervals): moving objects that slide freely and stop."""
+    obj = load_object("hammer")
+    pushes = random_pushes(obj, 4, seed=5, duration=0.3)
+    rng = np.random.default_rng(0)
+    twist = rng.normal(scale=[0.5, 0.05, 0.05], size=(4, 3))
+    pose = rng.normal(scale=[0.1, 0.01, 0.01], size=(4, 3))
+    compiled, reference = compiled_and_torch(monkeypatch, obj, pushes, initial_velocity=twist,
+                                             initial_pose=pose, start_time=[0.0, 0.1, 0.2, 0.3])
+    # Free slides are solved exactly here and by the interior-point LCP (tolerance 1e-9) in
+    # the torch step.
+    assert float((compiled.positions - reference.positions).abs().max()) < 1e-9
+
+
+def test_steps_the_kernel_leaves_go_to_the_torch_step(monkeypatch):
+    """A free slide along a switch of D (a diagonal translation puts every cell on it) is not
+    compiled: the torch step takes it, and the push goes on compiled."""
+    obj, push = block(24)
+    handed = []
+    torch_step = rigid_engine._torch_contact_step
+
+    def counted(*args):
+        handed.append(args[3])
+        return torch_step(*args)
+
+    monkeypatch.setattr(rigid_engine, "_torch_contact_step", counted)
+    compiled, reference = compiled_and_torch(monkeypatch, obj, [push],
+                                             initial_velocity=[0.0, -0.05, -0.05])
+    assert handed
+    assert float((compiled.positions - reference.positions).abs().max()) < 1e-9
+
+
+def test_a_gradient_runs_the_torch_step():
+    obj, push = block(10)
+    masses = obj.masses.clone().requires_grad_()
+    final = simulate(obj, push, masses=masses).final
+    final.sum().backward()
+    assert masses.grad is not None and bool(torch.isfinite(masses.grad).all())
+
+
+def test_the_torch_steps_record_does_not_depend_on_the_batch():
+    """A locked step's normal impulse is interpolated between the two sides of the bracket's
+    jump, whatever else the batch holds (the torch search once took one side's impulse from
+    the wrong sample when a round's first sample closed the bracket: push 3 of these, alone
+    and among the 16, recorded 0.694 and 0.688 N·s at step 84)."""
+    obj, _ = block(88)
+    pushes = random_pushes(obj, 16, seed=0, duration=1.0)
+    masses = obj.masses.clone().requires_grad_()  # a gradient: the torch step, batched
+    together = simulate(obj, pushes, masses=masses).contact
+    alone = simulate(obj, pushes[3], masses=masses).contact
+    assert int(together.mode[3, 84]) == LOCK
+    torch.testing.assert_close(together.normal_impulse[3], alone.normal_impulse, atol=1e-9,
+                               rtol=1e-7)
+
+
+def test_the_kernels_modes_are_the_records():
+    from physid.pushing import finger, rigid_kernel
+
+    assert (rigid_kernel.FREE, rigid_kernel.STICK, rigid_kernel.SLIDE, rigid_kernel.LOCK,
+            rigid_kernel.COUPLED) == (finger.FREE, finger.STICK, finger.SLIDE, finger.LOCK,
+                                      finger.COUPLED)
+    assert rigid_kernel.LCP_FREE not in range(len(finger.MODE_NAMES))
