@@ -465,6 +465,44 @@ def _free_step(c: _Contact, dirs: Tensor, tol: float) -> Tensor:
     return twist
 
 
+def _free_twist(c: _Contact, found: Tensor, dirs: Tensor, tol: float) -> Tensor:
+    """The free step's twist (B, 3) of :func:`_classify`'s ``found`` twist, differentiable:
+    zero where the object rests or stops (the twist is then zero whatever the parameters), the
+    closed form of its smooth piece where every cell slides on one line ``l_i`` of its friction
+    polygon (the twist solves ``Q x = p + Σ_i c_i J_iᵀ d_{l_i}``, the optimality condition of
+    the free slide on that piece), and the interior-point LCP (:func:`_free_step`) where a
+    cell's velocity is on a switch of D."""
+    twist = c.masses.new_zeros(len(c.masses), 3)
+    with torch.no_grad():
+        cell_vel = found[:, None, 1:] + found[:, :1, None] * perp(c.arms)
+        values = -(cell_vel @ dirs.T)  # (B, k, L)
+        top = values.topk(2, dim=2).values
+        speed = cell_vel.norm(dim=2).amax(1)
+        strict = ((top[..., 0] - top[..., 1]) > 1e-9 * speed.unsqueeze(1)).all(1)
+        moving = (found != 0).any(1)
+        line = values.argmax(2)
+    smooth = torch.nonzero(moving & strict).flatten()
+    if len(smooth):
+        m = c[smooth]
+        d = dirs[line[smooth]]  # (B, k, 2)
+        total = m.masses.sum(1)
+        first = (m.masses * m.arms[..., 0]).sum(1)
+        second = (m.masses * m.arms[..., 1]).sum(1)
+        rot = (m.inertia + m.masses * (m.arms * m.arms).sum(2)).sum(1)
+        zero = torch.zeros_like(total)
+        Q = torch.stack([torch.stack([rot, -second, first], 1),
+                         torch.stack([-second, total, zero], 1),
+                         torch.stack([first, zero, total], 1)], 1)
+        friction = m.bound.unsqueeze(2) * d
+        b = m.momentum() + torch.cat([cross(m.arms, friction).sum(1, keepdim=True),
+                                      friction.sum(1)], 1)
+        twist = twist.index_put((smooth,), torch.linalg.solve(Q, b))
+    rest = torch.nonzero(moving & ~strict).flatten()
+    if len(rest):
+        twist = twist.index_put((rest,), _free_step(c[rest], dirs, tol))
+    return twist
+
+
 def _separates(c: _Contact, twist: Tensor) -> Tensor:
     """Whether the twist keeps the object off the finger: ``n·(v_c − u) ≥ −gap/Δt``."""
     v_contact = twist[:, 1:] + twist[:, :1] * perp(c.arm)
@@ -477,7 +515,8 @@ def _classify(c: _Contact, mu: float, dirs: Tensor, tol: float):
     (:func:`physid.pushing.rigid_kernel.classify`, which states the order of the decisions):
     :data:`FREE`, :data:`STICK`, :data:`SLIDE`, :data:`LOCK` or :data:`COUPLED` (the
     fallback), the contact point's tangential velocity for the sticking and sliding ones, the
-    finger's normal impulse (B,) and the twist (B, 3) of the free and sticking steps. A free
+    finger's normal impulse (B,), the twist (B, 3) of the free and sticking steps and, for the
+    sliding ones, the slopes (B, 2) of the cone condition and of ω in the slip. A free
     slide the kernel does not solve goes to the interior-point LCP here: free if that keeps
     the object off the finger, else coupled."""
     def array(t: Tensor) -> np.ndarray:
@@ -488,15 +527,16 @@ def _classify(c: _Contact, mu: float, dirs: Tensor, tol: float):
         float(mu), array(c.masses), array(c.inertia), array(c.bound), array(c.arms),
         array(c.cell_vel), array(contact), array(dirs), float(tol),
     )
-    mode, twist, normal, slip = (torch.as_tensor(x, device=c.masses.device) for x in found)
-    twist, normal, slip = (x.to(c.masses.dtype) for x in (twist, normal, slip))
+    mode, twist, normal, slip, slopes = (torch.as_tensor(x, device=c.masses.device)
+                                         for x in found)
+    twist, normal, slip, slopes = (x.to(c.masses.dtype) for x in (twist, normal, slip, slopes))
     lcp = torch.nonzero(mode == rigid_kernel.LCP_FREE).flatten()
     if len(lcp):
         free_twist = _free_step(c[lcp], dirs, tol)
         separate = _separates(c[lcp], free_twist)
         mode[lcp] = torch.where(separate, FREE, COUPLED)
         twist[lcp[separate]] = free_twist[separate]
-    return mode, slip, normal, twist
+    return mode, slip, normal, twist, slopes
 
 
 def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finger, faces,
@@ -522,7 +562,7 @@ def contact_step(c: _Contact, mu: float, dirs: Tensor, tol: float, dt: float,
     step's normal impulse (the coupled LCP's first guess). Returns ω (B,), the origin's
     velocity (B, 2), the finger's normal impulse (B,) and the mode (B,)."""
     with torch.no_grad():
-        mode, slip, push_n, twist = _classify(c, mu, dirs, tol)
+        mode, slip, push_n, twist, slopes = _classify(c, mu, dirs, tol)
         # Both contact modes were accepted with λ_n ≥ −(solver tolerance): within it,
         # a negative impulse is none.
         push_n = push_n.clamp(min=0.0)
@@ -537,13 +577,13 @@ def contact_step(c: _Contact, mu: float, dirs: Tensor, tol: float, dt: float,
         # A sticking contact point moves with the finger: its slip follows the turning tangent.
         s = torch.where(mode[moving] == STICK, (m.velocity * m.tangent).sum(1), slip[moving])
         if grad:
-            s = _implicit_slip(m, s, mode[moving], mu, dirs, tol)
+            s = _implicit_slip(m, s, mode[moving], slopes[moving], mu, dirs, tol)
         w, v, *_ = m.move(s, dirs, tol)
         new_omega = new_omega.index_put((moving,), w)
         v_origin = v_origin.index_put((moving,), v)
     free = torch.nonzero(mode == FREE).flatten()
     if grad and len(free):
-        twist = _free_step(c[free], dirs, tol)
+        twist = _free_twist(c[free], twist[free], dirs, tol)
         new_omega = new_omega.index_put((free,), twist[:, 0])
         v_origin = v_origin.index_put((free,), twist[:, 1:])
     coupled = torch.nonzero(mode == COUPLED).flatten()
@@ -569,11 +609,12 @@ def _needs_grad(c: _Contact) -> bool:
     )
 
 
-def _implicit_slip(c: _Contact, slip: Tensor, mode: Tensor, mu: float, dirs: Tensor,
-                   tol: float) -> Tensor:
+def _implicit_slip(c: _Contact, slip: Tensor, mode: Tensor, slopes: Tensor, mu: float,
+                   dirs: Tensor, tol: float) -> Tensor:
     """``slip`` with the implicit derivative of the sliding and locked roots attached (values
     unchanged): for a root of a condition ``h(s, θ) = 0``, ``ds/dθ = −(∂h/∂θ)/(∂h/∂s)``
-    (implicit function theorem; ``∂h/∂s`` by autograd through the line solver's piece).
+    (implicit function theorem; ``∂h/∂s`` on the line solver's piece, from the
+    classification's ``slopes`` (B, 2) of the cone condition and of ω in the slip).
 
     A sliding root solves ``h = p_t − σ μ p_n`` (the impulse on the cone's edge). A locked
     root is set by kinematics: the locked cell's velocity stays on the switch between two
@@ -583,12 +624,11 @@ def _implicit_slip(c: _Contact, slip: Tensor, mode: Tensor, mu: float, dirs: Ten
     if not len(i):
         return slip
     m = c[i]
-    leaf = slip[i].detach().requires_grad_()
+    leaf = slip[i].detach()
     w, _, _, p_n, p_t = m.move(leaf, dirs, tol)
     sign = torch.where(p_t.detach() > 0, 1.0, -1.0).to(leaf.dtype)
     f = p_t - sign * mu * p_n
-    (f_slope,) = torch.autograd.grad(f.sum(), leaf, retain_graph=True)
-    (w_slope,) = torch.autograd.grad(w.sum(), leaf, retain_graph=True)
+    f_slope, w_slope = slopes[i, 0], slopes[i, 1]
     lever = perp(m.arms - m.arm.unsqueeze(1))
     vel = m.target(leaf).unsqueeze(1) + w[:, None, None] * lever  # (B, k, 2)
     switch = dirs - dirs.roll(-1, 0)

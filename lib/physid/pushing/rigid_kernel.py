@@ -575,11 +575,13 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
     finger's force if that keeps it off the finger; else the step is :data:`COUPLED` (the
     interior-point LCP with the finger's rows decides).
 
-    Returns the mode, ω, the origin's velocity, the finger's normal impulse (≥ 0) and the
+    Returns the mode, ω, the origin's velocity, the finger's normal impulse (≥ 0), the
     contact point's tangential velocity (the slip: the finger's own for a stick, the root for
-    a slide or lock). The mode is :data:`LCP_FREE` for a free slide this kernel does not solve
-    (a cell on a switch of D): the interior-point LCP solves it, and the step is free if that
-    keeps the object off the finger, else coupled."""
+    a slide or lock) and, for a slide or lock, the slopes in the slip of the cone condition
+    ``f`` and of ω on the root's piece (for the implicit gradient; zero otherwise). The mode
+    is :data:`LCP_FREE` for a free slide this kernel does not solve (a cell on a switch of D):
+    the interior-point LCP solves it, and the step is free if that keeps the object off the
+    finger, else coupled."""
     k = masses.shape[0]
     ux, uy = ct[_UX], ct[_UY]
     nx, ny = ct[_NX], ct[_NY]
@@ -594,13 +596,13 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
         slack += bound[i] + masses[i] * (speed + math.sqrt(vx * vx + vy * vy))
     slack *= 1e-9
     if at_rest and not ct[_CLOSING] > 0:
-        return FREE, 0.0, 0.0, 0.0, 0.0, slip
+        return FREE, 0.0, 0.0, 0.0, 0.0, slip, 0.0, 0.0
     w, vx, vy, ok, p_n, p_t, dp_n, dp_t, dw, share, dshare = _move(
         slip, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
         where, line,
     )
     if ok and p_n >= -slack and abs(p_t) <= mu * p_n + slack:
-        return STICK, w, vx, vy, max(p_n, 0.0), slip
+        return STICK, w, vx, vy, max(p_n, 0.0), slip, 0.0, 0.0
     try_free = ok and p_n < -slack
     normal = 0.0
     if ok:
@@ -612,7 +614,7 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
         )
         slip = root
         if converged and normal >= -slack:
-            w, vx, vy, ok, _, _, _, _, _, _, _ = _move(
+            w, vx, vy, ok, _, _, dp_n, dp_t, dw, _, _ = _move(
                 root, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks,
                 jumps, where, line,
             )
@@ -620,11 +622,12 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
                 # The line solve is degenerate exactly on the switch (a cell's velocity
                 # through zero): ω is continuous there, so take it just before the jump.
                 slip = root + sign * 1e-11 * (1.0 + abs(root))
-                w, vx, vy, _, _, _, _, _, _, _, _ = _move(
+                w, vx, vy, _, _, _, dp_n, dp_t, dw, _, _ = _move(
                     slip, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p,
                     kinks, jumps, where, line,
                 )
-            return (LOCK if locked else SLIDE), w, vx, vy, max(normal, 0.0), slip
+            mode = LOCK if locked else SLIDE
+            return mode, w, vx, vy, max(normal, 0.0), slip, dp_t - sign * mu * dp_n, dw
         if converged:
             try_free = True
     normal = max(normal, 0.0)
@@ -636,18 +639,19 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
             slid, w, vx, vy = _free_slide(masses, inertia, bound, arms, cell_vel, ct[_OMEGA],
                                           dirs, line)
             if not slid:
-                return LCP_FREE, 0.0, 0.0, 0.0, normal, slip
+                return LCP_FREE, 0.0, 0.0, 0.0, normal, slip, 0.0, 0.0
         un = ux * nx + uy * ny
         contact_n = (vx - w * ct[_AY]) * nx + (vy + w * ct[_AX]) * ny
         if contact_n - un >= ct[_CLOSING] - un - 1e-9 * (1.0 + speed):
-            return FREE, w, vx, vy, normal, slip
-    return COUPLED, 0.0, 0.0, 0.0, normal, slip
+            return FREE, w, vx, vy, normal, slip, 0.0, 0.0
+    return COUPLED, 0.0, 0.0, 0.0, normal, slip, 0.0, 0.0
 
 
 @_jit
 def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol):
     """:func:`_contact_step` of B pushes (no gradient): for each, the mode, the twist
-    ``[ω, vx, vy]`` (B, 3), the finger's normal impulse and the slip (B,).
+    ``[ω, vx, vy]`` (B, 3), the finger's normal impulse, the slip (B,) and the slopes of the
+    cone condition and of ω in the slip (B, 2).
 
     ``masses``, ``inertia``, ``bound`` (B, k) (the friction impulse bounds ``μ_i M_i g Δt``),
     ``arms`` (B, k, 2) the cells' world offsets from the
@@ -661,6 +665,7 @@ def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol):
     twist = np.zeros((batch, 3))
     normal = np.zeros(batch)
     slip = np.zeros(batch)
+    slopes = np.zeros((batch, 2))
     rel = np.empty((k, 2))
     q = np.empty((k, n_lines))
     p = np.empty(n_lines)
@@ -669,11 +674,12 @@ def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol):
     where = np.empty(k * n_lines, np.int64)
     line = np.empty(k, np.int64)
     for b in range(batch):
-        mode[b], twist[b, 0], twist[b, 1], twist[b, 2], normal[b], slip[b] = _contact_step(
+        (mode[b], twist[b, 0], twist[b, 1], twist[b, 2], normal[b], slip[b], slopes[b, 0],
+         slopes[b, 1]) = _contact_step(
             mu, masses[b], inertia[b], bound[b], arms[b], cell_vel[b], contact[b], dirs, tol,
             rel, q, p, kinks, jumps, where, line,
         )
-    return mode, twist, normal, slip
+    return mode, twist, normal, slip, slopes
 
 
 @_jit
@@ -746,7 +752,7 @@ def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, 
                 w, vx, vy, normal = override[b, 0], override[b, 1], override[b, 2], override[b, 3]
                 override_mode[b] = -1
             else:
-                mode, w, vx, vy, normal, _ = _contact_step(
+                mode, w, vx, vy, normal, _, _, _ = _contact_step(
                     mu, masses[b], inertia, bound, arms, cell_vel[b], ct, dirs, tol, rel, q, p,
                     kinks, jumps, where, line,
                 )
