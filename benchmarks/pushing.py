@@ -3,19 +3,30 @@
 For solid blocks of 10 to 126 cells (``physid.pushing.chapters.pushing_identify.block``: 2 cm cells,
 8 wide, a 0.2 m/s push by the finger at an offset, dt = 0.01 s for the engines, 1/240 s for
 pybullet), the contenders are timed in turn with :func:`physid.core.bench.interleaved` (a warm-up,
-then 5 repeats of one call of each): the rigid formulation's forward simulation and its forward plus
-the gradient of the final cell positions with respect to every cell's mass and friction,
-pybullet's forward simulation, and the same forward and gradient for the LCP formulation.
-Ratios are taken repeat by repeat
+then 5 repeats of one call of each), and ratios are taken repeat by repeat
 (:func:`physid.core.bench.ratio`) and reported as median and spread (smallest–largest repeat).
+What each contender's time includes:
 
-The LCP formulation is slow (a dense saddle system of about 6k unknowns per interior-point
-iteration, several per step for the finger's coupled friction), so it is timed on its first
-``LCP_STEPS`` steps (the finger touches from the eighth), still 5 repeats, and scaled to the
-100 steps of the push: its column names say so. At 88 cells a batch of ``BATCH`` random
-reachable pushes in one call of the rigid formulation is also timed against the same pushes in
-pybullet one after the other. Everything runs on one thread (torch.set_num_threads(1)), like
-pybullet, so the comparison is core for core.
+* ``rigid_fwd``: ``simulate(obj, push)`` without a gradient, which runs the compiled step
+  (:mod:`physid.pushing.rigid_kernel`): argument checks, the rollout, the record;
+* ``rigid_grad``: the same call with masses and frictions requiring a gradient (the torch path:
+  each step's mode from the kernel, the step recomputed differentiably) plus the backward pass
+  of the final positions' sum to every mass and friction;
+* ``bullet_step``: pybullet stepping the push alone (``resetBaseVelocity`` and
+  ``stepSimulation``, 240 steps) in a world built beforehand
+  (:class:`physid.pushing.bullet.PreparedPush`), plus reading the final cell positions: the
+  ratios of the targets use this one;
+* ``bullet_total``: :func:`physid.pushing.simulate_bullet` (connect, build the world, step while
+  recording the finger's contact, read the cells, disconnect): what an observation costs;
+* ``lcp_fwd``/``lcp_grad``: the LCP formulation, timed on its first ``LCP_STEPS`` steps (the
+  finger touches from the eighth) and scaled to the 100 steps of the push, as its column says.
+
+Batches (88 cells): ``BATCH`` random reachable pushes of the block in one call of the rigid
+formulation against the same pushes in pybullet one after the other (stepping alone and in
+all); and the hammer's ``BATCH`` random pushes, which slide and lock, against ``BATCH`` copies of
+one of its pushes that only sticks, both in one call (their mode counts are printed). Everything
+runs on one thread (torch.set_num_threads(1)), like pybullet, so the comparison is core for
+core.
 
 Identification on the hammer (the first experiment of the identification chapter at its
 default size: four training pushes observed in pybullet): one step of each gradient method is
@@ -26,15 +37,17 @@ the error to reach is the best training loss Algorithm 1 attains; autograd throu
 formulation takes the steps autograd through the rigid formulation takes to attain it (the
 two formulations compute the same gradient to solver tolerance). Time to that error = steps ×
 seconds per step, repeat by repeat; the paper's "under 1.5 cm within 30 s" is reported beside
-the test error at that point.
+the test error at that point. With ``--budgets``, each method of the chapter also runs for the
+chapter's 30 s without a cap on simulations, and the table gives how many it spends.
 
 Targets (:mod:`physid.pushing.chapters.pushing_lcp`,
-:mod:`physid.pushing.chapters.pushing_identify`): at 88 cells the rigid formulation's forward
-simulation is at least ``TARGET_SPEEDUP`` times faster than pybullet's, its gradient costs at most
-``TARGET_GRADIENT_COST`` times its own forward simulation, and the batch is at least
-``TARGET_BATCH_SPEEDUP`` times faster than pybullet's pushes; Algorithm 1 reaches its error at least
-``TARGET_ANALYTIC_SPEEDUP`` times sooner than autograd through the LCP formulation; all
-judged on the median of the per-repeat ratios.
+:mod:`physid.pushing.chapters.pushing_identify`), judged on the median of the per-repeat
+ratios: at 88 cells the rigid forward is at least ``TARGET_SPEEDUP`` times faster than
+pybullet's stepping, at every size at least ``TARGET_SIZE_SPEEDUP`` times, its gradient costs
+at most ``TARGET_GRADIENT_COST`` times its own forward, the batch is at least
+``TARGET_BATCH_SPEEDUP`` times faster than pybullet's stepping of the same pushes, the sliding
+batch costs at most ``TARGET_SLIDE_COST`` times the sticking one; Algorithm 1 reaches its error
+at least ``TARGET_ANALYTIC_SPEEDUP`` times sooner than autograd through the LCP formulation.
 """
 
 from __future__ import annotations
@@ -47,6 +60,7 @@ import torch
 from physid.core.bench import Target, Timing, interleaved, ratio, write_report
 from physid.pushing import Push, random_pushes, simulate, simulate_bullet
 from physid.pushing.budget import Budget
+from physid.pushing.bullet import PreparedPush
 from physid.pushing.chapters.pushing_identify import (
     HEADLINE_ERROR,
     HEADLINE_SECONDS,
@@ -58,9 +72,13 @@ from physid.pushing.chapters.pushing_lcp import (
     BENCH_CELLS,
     TARGET_BATCH_SPEEDUP,
     TARGET_GRADIENT_COST,
+    TARGET_SIZE_SPEEDUP,
+    TARGET_SLIDE_COST,
     TARGET_SPEEDUP,
 )
+from physid.pushing.finger import FREE, MODE_NAMES, STICK
 from physid.pushing.identify import identify
+from physid.pushing.objects import load_object
 from physid.pushing.observations import make_experiment
 from physid.pushing.target import PushingTarget, start_point
 
@@ -132,14 +150,16 @@ def make_object(cells: int):
     return obj, Push(push.contact, push.direction, speed=0.2, duration=DURATION)
 
 
+def forward(obj, pushes) -> None:
+    """The rigid formulation's forward run of a batch (compiled), no gradient."""
+    with torch.no_grad():
+        simulate(obj, pushes, "rigid", DT)
+
+
 def contenders(obj, push, formulation: str, steps: int, prefix: str) -> dict:
     """``{prefix}_fwd`` and ``{prefix}_grad`` calls: a forward run of ``steps`` steps, and the
     same run plus the gradient of the final positions with respect to masses and frictions."""
     short = Push(push.contact, push.direction, push.speed, steps * DT)
-
-    def forward():
-        with torch.no_grad():
-            simulate(obj, short, formulation, DT)
 
     def gradient():
         masses = obj.masses.clone().requires_grad_()
@@ -147,12 +167,66 @@ def contenders(obj, push, formulation: str, steps: int, prefix: str) -> dict:
         final = simulate(obj, short, formulation, DT, masses, frictions).final
         final.sum().backward()
 
-    return {f"{prefix}_fwd": forward, f"{prefix}_grad": gradient}
+    def run() -> None:
+        with torch.no_grad():
+            simulate(obj, short, formulation, DT)
+
+    return {f"{prefix}_fwd": run, f"{prefix}_grad": gradient}
+
+
+def bullet_stepping(obj, pushes: list[Push]):
+    """A call that steps ``pushes`` in pybullet worlds built beforehand (one per push and per
+    call of :func:`physid.core.bench.interleaved`: a warm-up and ``REPEAT`` repeats)."""
+    worlds = [[PreparedPush(obj, q) for q in pushes] for _ in range(REPEAT + 1)]
+
+    def step() -> None:
+        for world in worlds.pop():
+            world.run()
+
+    return step
+
+
+def sticking_push(obj, seed: int = 0) -> Push:
+    """The first of ``obj``'s random pushes (seeds from ``seed``) whose steps only stick or
+    leave the object free."""
+    for s in range(seed, seed + 100):
+        push = random_pushes(obj, 1, seed=s, duration=DURATION)[0]
+        with torch.no_grad():
+            mode = simulate(obj, push, "rigid", DT).contact.mode
+        if bool(((mode == STICK) | (mode == FREE)).all()):
+            return push
+    raise RuntimeError(f"no push of {obj.name} only sticks among 100 seeds")
+
+
+def mode_counts(obj, pushes) -> str:
+    """``free/stick/slide/lock/coupled`` step counts of ``pushes``."""
+    with torch.no_grad():
+        mode = simulate(obj, pushes, "rigid", DT).contact.mode
+    counts = np.bincount(mode.flatten().numpy(), minlength=len(MODE_NAMES))
+    return " ".join(f"{name} {c}" for name, c in zip(MODE_NAMES, counts, strict=True))
+
+
+def budgets() -> list[dict]:
+    """Simulations each method of the identification chapter spends in its 30 s on the hammer
+    (no cap on simulations), beside the chapter's budget."""
+    s = IDENTIFY_SIZES["default"]
+    ex = make_experiment("hammer", 0, s.n_train, s.n_test, s.duration)
+    rows = []
+    for name in s.methods:
+        run = identify(name, ex.train, Budget(seconds=s.budget.seconds))
+        rows.append({
+            "cells": f"{len(ex.obj)}, {name} in {s.budget.seconds:g} s",
+            "simulations in 30 s": run.simulations,
+            "chapter budget": f"{s.budget.simulations} simulations or {s.budget.seconds:g} s",
+        })
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10, 48 and 88 cells only")
+    parser.add_argument("--budgets", action="store_true",
+                        help="also run each identification method for the chapter's 30 s")
     args = parser.parse_args()
     torch.set_num_threads(1)
     sizes = [10, 48, BENCH_CELLS] if args.quick else list(SIZES)
@@ -163,60 +237,86 @@ def main() -> None:
         obj, push = make_object(cells)
         calls = {
             **contenders(obj, push, "rigid", steps, "rigid"),
-            "bullet_fwd": lambda o=obj, q=push: simulate_bullet(o, q, [DURATION], settle_steps=0),
+            "bullet_step": bullet_stepping(obj, [push]),
+            "bullet_total": lambda o=obj, q=push: simulate_bullet(o, q, [DURATION],
+                                                                  settle_steps=0),
             **contenders(obj, push, "lcp", LCP_STEPS, "lcp"),
         }
         t = interleaved(calls, repeat=REPEAT)
-        speedup = ratio(t["bullet_fwd"], t["rigid_fwd"])
+        speedup = ratio(t["bullet_step"], t["rigid_fwd"])
         grad_cost = ratio(t["rigid_grad"], t["rigid_fwd"])
         lcp_cost = ratio(t["lcp_fwd"], t["rigid_fwd"])
         ratios[cells] = (speedup, grad_cost)
         lcp = f"(x{scale:g} of {LCP_STEPS} steps)"
         rows.append({
             "cells": cells,
-            "bullet_fwd_s": t["bullet_fwd"].median,
+            "modes": mode_counts(obj, push),
+            "bullet_step_s": t["bullet_step"].median,
+            "bullet_total_s": t["bullet_total"].median,
             "rigid_fwd_s": t["rigid_fwd"].median,
             "rigid_grad_s": t["rigid_grad"].median,
             f"lcp_fwd_s {lcp}": t["lcp_fwd"].median * scale,
             f"lcp_grad_s {lcp}": t["lcp_grad"].median * scale,
-            "bullet/rigid": speedup.median,
-            "bullet/rigid spread": speedup.spread,
+            "bullet_step/rigid": speedup.median,
+            "bullet_step/rigid spread": speedup.spread,
+            "bullet_total/rigid": ratio(t["bullet_total"], t["rigid_fwd"]).median,
             "rigid grad/fwd": grad_cost.median,
             "rigid grad/fwd spread": grad_cost.spread,
             "lcp/rigid fwd": lcp_cost.median * scale,
         })
     obj, _ = make_object(BENCH_CELLS)
     pushes = random_pushes(obj, BATCH, seed=0, duration=DURATION)
-
-    def batch_forward():
-        with torch.no_grad():
-            simulate(obj, pushes, "rigid", DT)
-
+    hammer = load_object("hammer")
+    sliding = random_pushes(hammer, BATCH, seed=0, duration=DURATION)
+    sticking = [sticking_push(hammer)] * BATCH
     t = interleaved({
-        "rigid_batch_fwd": batch_forward,
-        "bullet_batch_fwd": lambda: simulate_bullet(obj, pushes, [DURATION], settle_steps=0),
+        "rigid_batch_fwd": lambda: forward(obj, pushes),
+        "bullet_batch_step": bullet_stepping(obj, pushes),
+        "bullet_batch_total": lambda: simulate_bullet(obj, pushes, [DURATION], settle_steps=0),
+        "rigid_sliding_batch": lambda: forward(hammer, sliding),
+        "rigid_sticking_batch": lambda: forward(hammer, sticking),
     }, repeat=REPEAT)
-    batch_speedup = ratio(t["bullet_batch_fwd"], t["rigid_batch_fwd"])
+    batch_speedup = ratio(t["bullet_batch_step"], t["rigid_batch_fwd"])
+    slide_cost = ratio(t["rigid_sliding_batch"], t["rigid_sticking_batch"])
     rows.append({
         **dict.fromkeys(rows[0]),  # the columns of a single push, empty where they do not apply
         "cells": f"{BENCH_CELLS}, {BATCH} pushes",
-        "bullet_fwd_s": t["bullet_batch_fwd"].median,
+        "modes": mode_counts(obj, pushes),
+        "bullet_step_s": t["bullet_batch_step"].median,
+        "bullet_total_s": t["bullet_batch_total"].median,
         "rigid_fwd_s": t["rigid_batch_fwd"].median,
-        "bullet/rigid": batch_speedup.median,
-        "bullet/rigid spread": batch_speedup.spread,
+        "bullet_step/rigid": batch_speedup.median,
+        "bullet_step/rigid spread": batch_speedup.spread,
+        "bullet_total/rigid": ratio(t["bullet_batch_total"], t["rigid_batch_fwd"]).median,
     })
+    for label, batch, key in (("sliding", sliding, "rigid_sliding_batch"),
+                              ("sticking", sticking, "rigid_sticking_batch")):
+        rows.append({
+            **dict.fromkeys(rows[0]),
+            "cells": f"{len(hammer)} (hammer), {BATCH} {label} pushes",
+            "modes": mode_counts(hammer, batch),
+            "rigid_fwd_s": t[key].median,
+        })
+    rows[-2]["sliding/sticking"] = slide_cost.median
+    rows[-2]["sliding/sticking spread"] = slide_cost.spread
     identify_row, identify_target = identification()
     rows.append(identify_row)
+    if args.budgets:
+        rows.extend(budgets())
     columns = list(dict.fromkeys(key for row in rows for key in row))
     rows = [{key: row.get(key) for key in columns} for row in rows]  # None: empty cell
     speedup, grad_cost = ratios[BENCH_CELLS]
     targets = [
-        Target.from_timing(f"rigid_vs_bullet_speedup_{BENCH_CELLS}_cells", speedup,
+        Target.from_timing(f"rigid_vs_bullet_stepping_{BENCH_CELLS}_cells", speedup,
                            TARGET_SPEEDUP, "x"),
+        *(Target.from_timing(f"rigid_vs_bullet_stepping_{cells}_cells_at_least", ratios[cells][0],
+                             TARGET_SIZE_SPEEDUP, "x") for cells in sizes),
         Target.from_timing(f"rigid_gradient_over_forward_{BENCH_CELLS}_cells", grad_cost,
                            TARGET_GRADIENT_COST, "x", higher_is_better=False),
-        Target.from_timing(f"rigid_batch_{BATCH}_vs_bullet_speedup_{BENCH_CELLS}_cells",
+        Target.from_timing(f"rigid_batch_{BATCH}_vs_bullet_stepping_{BENCH_CELLS}_cells",
                            batch_speedup, TARGET_BATCH_SPEEDUP, "x"),
+        Target.from_timing(f"rigid_sliding_over_sticking_batch_{BATCH}_hammer", slide_cost,
+                           TARGET_SLIDE_COST, "x", higher_is_better=False),
         identify_target,
     ]
     write_report("pushing", rows, targets)

@@ -218,3 +218,17 @@ def test_importing_the_part_does_not_import_pybullet():
     code = "import sys, physid.pushing; print('pybullet' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "False", result.stderr
+
+
+def test_a_prepared_push_steps_like_simulate_bullet():
+    """Timing Bullet's stepping alone (the benchmark) runs the same physics."""
+    from physid.pushing.bullet import PreparedPush
+    from physid.pushing.chapters.pushing_identify import block
+
+    obj, push = block(10)
+    push = Push(push.contact, push.direction, push.speed, 0.1)
+    final = PreparedPush(obj, push).run()
+    reference = simulate_bullet(obj, push, [0.1], settle_steps=0).positions[-1].numpy()
+    np.testing.assert_allclose(final, reference, atol=1e-12)
+    with pytest.raises(TypeError, match="push"):
+        PreparedPush(obj, [push])

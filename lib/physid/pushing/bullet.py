@@ -90,6 +90,7 @@ from physid.pushing.simulate import Trajectory, sample_indices
 
 __all__ = [
     "BULLET_DT",
+    "PreparedPush",
     "FINGER_HEIGHT",
     "FINGER_LATERAL_FRICTION",
     "FINGER_LIFT",
@@ -430,3 +431,62 @@ def simulate_bullet(
     if single:
         return Trajectory(times, positions[0], contact=record[0])
     return Trajectory(times, positions, contact=record)
+
+
+class PreparedPush:
+    """One push's pybullet world, built but not stepped: for timing Bullet's stepping apart from
+    making the world (``benchmarks/pushing.py``).
+
+    Making it connects a ``p.DIRECT`` client and creates the table, the object (``masses``,
+    ``frictions``) and the ``finger`` at its start, as :func:`simulate_bullet` does (without
+    settling steps); :meth:`run` then steps the push (``resetBaseVelocity`` and
+    ``stepSimulation`` only, no recording), returns the cells' final x–y (k, 2) and disconnects.
+    Arguments are checked as :func:`simulate_bullet` checks them."""
+
+    def __init__(
+        self,
+        obj: CellObject,
+        push: Push,
+        masses: Tensor | None = None,
+        frictions: Tensor | None = None,
+        *,
+        finger: Finger = FINGER,
+        time_step: float = BULLET_DT,
+        gravity: float = GRAVITY,
+    ):
+        check_object(obj)
+        _check_finger(finger)
+        self.time_step = check_positive("time_step", time_step)
+        gravity = check_positive("gravity", gravity)
+        if not isinstance(push, Push):
+            raise TypeError(f"push must be a Push, got {push!r}")
+        m = _numpy("masses", masses, obj.masses)
+        mu = _numpy("frictions", frictions, obj.frictions)
+        _check_links(obj)
+        _reachable(obj, obj.exposed_faces(), push, finger, MIN_CLEARANCE, MAX_PUSH_ANGLE)
+        self.steps = round(push.duration / self.time_step)
+        self.velocity = [*push.velocity, 0.0]
+        self.k = len(obj)
+        p = import_pybullet()
+        self.client = p.connect(p.DIRECT)
+        p.setGravity(0, 0, -gravity, physicsClientId=self.client)
+        p.setTimeStep(self.time_step, physicsClientId=self.client)
+        create_table(self.client)
+        self.body = _create_object(self.client, obj, m, mu, finger)
+        self.pusher = _create_finger(self.client, obj, self.body, _finger_start(push, finger),
+                                     finger)
+
+    def run(self) -> np.ndarray:
+        """Step the whole push; the cells' final world x–y (k, 2)."""
+        p = import_pybullet()
+        if self.client is None:
+            raise RuntimeError("this PreparedPush has already run")
+        try:
+            for _ in range(self.steps):
+                p.resetBaseVelocity(self.pusher, linearVelocity=self.velocity,
+                                    physicsClientId=self.client)
+                p.stepSimulation(physicsClientId=self.client)
+            return _cell_positions(self.client, self.body, self.k)
+        finally:
+            p.disconnect(self.client)
+            self.client = None

@@ -244,4 +244,6 @@ def speed_prose() -> dict[str, Any]:
         "target_speedup": ex.TARGET_SPEEDUP,
         "target_grad": ex.TARGET_GRADIENT_COST,
         "target_batch": ex.TARGET_BATCH_SPEEDUP,
+        "target_size": ex.TARGET_SIZE_SPEEDUP,
+        "target_slide": ex.TARGET_SLIDE_COST,
     }
