@@ -26,6 +26,7 @@ side.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,15 +154,27 @@ class FaceGeometry:
 
     @classmethod
     def of(cls, obj: CellObject, like: Tensor) -> FaceGeometry:
-        """The faces of ``obj`` with the dtype and device of ``like``."""
-        cells, mids, normals = obj.exposed_faces()
-        return cls(
-            cell=torch.tensor(cells, device=like.device),
-            mid=torch.tensor(mids, dtype=like.dtype, device=like.device),
-            normal=torch.tensor(normals, dtype=like.dtype, device=like.device),
-            side=torch.tensor(_face_sides(obj), device=like.device),
-            half=obj.cell_side / 2,
-        )
+        """The faces of ``obj`` with the dtype and device of ``like`` (made once per object,
+        dtype and device)."""
+        def make() -> FaceGeometry:
+            cells, mids, normals = obj.exposed_faces()
+            return cls(
+                cell=torch.tensor(cells, device=like.device),
+                mid=torch.tensor(mids, dtype=like.dtype, device=like.device),
+                normal=torch.tensor(normals, dtype=like.dtype, device=like.device),
+                side=torch.tensor(_face_sides(obj), device=like.device),
+                half=obj.cell_side / 2,
+            )
+
+        return obj.memo(f"faces {like.dtype} {like.device}", make)
+
+    @functools.cached_property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Midpoints, normals (float64) and sides (int64) as numpy arrays, for the compiled
+        step."""
+        return (np.ascontiguousarray(self.mid.cpu().numpy(), dtype=np.float64),
+                np.ascontiguousarray(self.normal.cpu().numpy(), dtype=np.float64),
+                self.side.cpu().numpy().astype(np.int64))
 
     def nearest(self, point: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """For object-frame points ``(B, 2)``: the nearest face (B,), the nearest boundary point

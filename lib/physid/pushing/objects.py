@@ -13,7 +13,7 @@ a cell. ``data/objects/README.md`` explains each drawing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -217,7 +217,7 @@ class CellObject:
         halves = np.stack([b[:, 3] - b[:, 2] + 1, b[:, 1] - b[:, 0] + 1], 1) * a / 2
         return centres, halves
 
-    def memo(self, name: str, make):
+    def memo(self, name: Hashable, make):
         """``make()``, computed once per object and kept under ``name`` (read-only arrays): for
         what depends only on the object's shape, which does not change."""
         cache = self.__dict__.setdefault("_memo", {})

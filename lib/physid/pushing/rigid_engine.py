@@ -288,6 +288,7 @@ def compiled_rollout(
     arms = _rotate_numpy(theta, centres)
     cell_vel = v[:, None, :] + omega[:, None, None] * np.stack([-arms[..., 1], arms[..., 0]], 2)
     faces = scene.faces
+    face_mid, face_normal, face_side = faces.arrays
     dirs = friction_directions(stepping.friction_dirs, scene.masses).cpu().numpy()
     next_step = np.zeros(batch, np.int64)
     override = np.zeros((batch, 4))
@@ -304,8 +305,8 @@ def compiled_rollout(
     while True:
         rigid_kernel.run(
             centres, masses, frictions, scene.cell_side, stepping.gravity, dt, n_steps, dirs,
-            stepping.tol, finger.radius, finger.friction, array(faces.mid), array(faces.normal),
-            faces.half, faces.side.cpu().numpy().astype(np.int64), start, velocity, theta,
+            stepping.tol, finger.radius, finger.friction, face_mid, face_normal, faces.half,
+            face_side, start, velocity, theta,
             origin, omega, v, cell_vel, next_step, override, override_mode, last_normal,
             positions, rec_normal, rec_point, rec_side, rec_yaw, rec_mode,
         )
