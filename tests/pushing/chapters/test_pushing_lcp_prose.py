@@ -170,4 +170,6 @@ def test_speed_prose_states_the_targets():
         "target_speedup": ex.TARGET_SPEEDUP,
         "target_grad": ex.TARGET_GRADIENT_COST,
         "target_batch": ex.TARGET_BATCH_SPEEDUP,
+        "target_size": ex.TARGET_SIZE_SPEEDUP,
+        "target_slide": ex.TARGET_SLIDE_COST,
     }
