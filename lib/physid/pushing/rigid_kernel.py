@@ -648,6 +648,15 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
 
 
 @_jit
+def _work(k, n_lines):
+    """The work arrays of :func:`_move` for ``k`` cells and ``n_lines`` directions, made once
+    per call of :func:`classify` or :func:`run`: ``rel``, ``q``, ``p``, ``kinks``, ``jumps``,
+    ``where``, ``line``."""
+    return (np.empty((k, 2)), np.empty((k, n_lines)), np.empty(n_lines), np.empty(k * n_lines),
+            np.empty(k * n_lines), np.empty(k * n_lines, np.int64), np.empty(k, np.int64))
+
+
+@_jit
 def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol):
     """:func:`_contact_step` of B pushes (no gradient): for each, the mode, the twist
     ``[ω, vx, vy]`` (B, 3), the finger's normal impulse, the slip (B,) and the slopes of the
@@ -666,13 +675,7 @@ def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol):
     normal = np.zeros(batch)
     slip = np.zeros(batch)
     slopes = np.zeros((batch, 2))
-    rel = np.empty((k, 2))
-    q = np.empty((k, n_lines))
-    p = np.empty(n_lines)
-    kinks = np.empty(k * n_lines)
-    jumps = np.empty(k * n_lines)
-    where = np.empty(k * n_lines, np.int64)
-    line = np.empty(k, np.int64)
+    rel, q, p, kinks, jumps, where, line = _work(k, n_lines)
     for b in range(batch):
         (mode[b], twist[b, 0], twist[b, 1], twist[b, 2], normal[b], slip[b], slopes[b, 0],
          slopes[b, 1]) = _contact_step(
@@ -697,13 +700,7 @@ def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, 
     inertia = np.empty(k)
     bound = np.empty(k)
     arms = np.empty((k, 2))
-    rel = np.empty((k, 2))
-    q = np.empty((k, n_lines))
-    p = np.empty(n_lines)
-    kinks = np.empty(k * n_lines)
-    jumps = np.empty(k * n_lines)
-    where = np.empty(k * n_lines, np.int64)
-    line = np.empty(k, np.int64)
+    rel, q, p, kinks, jumps, where, line = _work(k, n_lines)
     ct = np.empty(8)
     for b in range(batch):
         if next_step[b] > n_steps:
