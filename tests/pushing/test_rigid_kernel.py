@@ -132,3 +132,51 @@ def test_the_kernels_modes_are_the_records():
             rigid_kernel.COUPLED) == (finger.FREE, finger.STICK, finger.SLIDE, finger.LOCK,
                                       finger.COUPLED)
     assert rigid_kernel.LCP_FREE not in range(len(finger.MODE_NAMES))
+
+
+def _push_angle_final(steps: int):
+    """The final cell positions of block(10)'s push turned by an angle (a tensor), a finger of
+    friction 0.2 (it sticks, slides and, from step 16, locks), and the modes of its steps."""
+    from dataclasses import replace
+
+    from physid.pushing.engine import Scene, Stepping
+    from physid.pushing.finger import FaceGeometry, Finger
+    from physid.pushing.pushes import PushBatch
+
+    obj, push = block(10)
+    finger = Finger(friction=0.2)
+    base = PushBatch.from_pushes(obj, [push], finger=finger)
+    faces = FaceGeometry.of(obj, obj.centres)
+
+    def final(angle):
+        c, s = torch.cos(angle), torch.sin(angle)
+        turn = torch.stack([c, -s, s, c]).reshape(2, 2)
+        scene = Scene(obj.centres, obj.masses[None], obj.frictions[None], obj.cell_side,
+                      torch.zeros(1, 3, dtype=torch.float64),
+                      replace(base, velocity=base.velocity @ turn.T), faces)
+        positions, record = rigid_engine.rollout(scene, Stepping(0.01, steps, finger=finger))
+        return positions[0, -1], record.mode[0]
+
+    return final
+
+
+def test_gradient_with_respect_to_the_push_angle():
+    """The finger's direction enters the contact, the sliding root and its implicit gradient:
+    gradcheck over steps that stick and slide."""
+    final = _push_angle_final(15)
+    angle = torch.tensor(0.05, dtype=torch.float64, requires_grad=True)
+    modes = set(final(angle.detach())[1].tolist())
+    assert {STICK, SLIDE} <= modes and LOCK not in modes, modes
+    assert torch.autograd.gradcheck(lambda a: final(a)[0], (angle,), eps=1e-7, atol=1e-6,
+                                    rtol=1e-4)
+
+
+@pytest.mark.xfail(strict=True, reason="known: the locked root's implicit gradient with "
+                   "respect to the finger's velocity is off by 10-20 % (also before the "
+                   "compiled step); masses and frictions are right (test_engines)")
+def test_gradient_with_respect_to_the_push_angle_through_locked_steps():
+    final = _push_angle_final(30)
+    angle = torch.tensor(0.05, dtype=torch.float64, requires_grad=True)
+    assert LOCK in set(final(angle.detach())[1].tolist())
+    assert torch.autograd.gradcheck(lambda a: final(a)[0], (angle,), eps=1e-7, atol=1e-6,
+                                    rtol=1e-4)
