@@ -171,7 +171,7 @@ def test_gradient_with_respect_to_the_push_angle():
                                     rtol=1e-4)
 
 
-@pytest.mark.xfail(strict=True, reason="known: the locked root's implicit gradient with "
+@pytest.mark.xfail(strict=True, reason="known: a locked root's implicit gradient with "
                    "respect to the finger's velocity is off by 10-20 % (also before the "
                    "compiled step); masses and frictions are right (test_engines)")
 def test_gradient_with_respect_to_the_push_angle_through_locked_steps():

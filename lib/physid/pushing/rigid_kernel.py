@@ -316,7 +316,7 @@ def _slide_root(sign, s_a, w_a, f_a, n_a, d_a, e_a, o_a, h_a, dh_a, mu, slack, m
             # f jumps across zero where the piece ends: its two sides, the first from the
             # piece's line.
             n_e = n_a + e_a * (before - s_a)
-            return 0.5 * (before + x), True, True, n_e + f_e / (f_e - f) * (p_n - n_e)
+            return before, True, True, n_e + f_e / (f_e - f) * (p_n - n_e)
         s_a, w_a, f_a, n_a = x, w, f, p_n
         d_a, e_a, o_a, h_a, dh_a = dp_t - sign * mu * dp_n, dp_n, dw, share, dshare
     return s_a, False, False, n_a
