@@ -229,8 +229,8 @@ def _next_event(s0, w0, slope, toward, arms, ct, dirs):
     """The first slip after ``s0`` in the direction of ``toward`` at which a cell's velocity
     crosses a switch of D (its friction changes direction), with ω following the line solver's
     piece at ``s0``: ``ω = w0 + slope (s − s0)``, so every cell's velocity is linear in ``s``
-    (the events of :func:`physid.pushing.rigid_engine._event_slips`, exact on that piece);
-    NaN if none lies between ``s0`` and ``toward``."""
+    and each crossing is the root of a linear function; NaN if none lies between ``s0`` and
+    ``toward``."""
     n_lines = dirs.shape[0]
     nx, ny = ct[_NX], ct[_NY]
     tx, ty = -ny, nx
