@@ -306,9 +306,9 @@ def compiled_rollout(
         rigid_kernel.run(
             centres, masses, frictions, scene.cell_side, stepping.gravity, dt, n_steps, dirs,
             stepping.tol, finger.radius, finger.friction, face_mid, face_normal, faces.half,
-            face_side, start, velocity, theta,
-            origin, omega, v, cell_vel, next_step, override, override_mode, last_normal,
-            positions, rec_normal, rec_point, rec_side, rec_yaw, rec_mode,
+            face_side, start, velocity, theta, origin, omega, v, cell_vel, next_step, override,
+            override_mode, last_normal, positions, rec_normal, rec_point, rec_side, rec_yaw,
+            rec_mode,
         )
         pending = np.nonzero(next_step < n_steps)[0]
         if not len(pending):
@@ -323,13 +323,12 @@ def compiled_rollout(
     if on_step is not None:
         for _ in range(n_steps):
             on_step()
-    like = scene.masses
     record = ContactRecord(
         touching=torch.as_tensor(rec_normal > 0), normal_impulse=torch.as_tensor(rec_normal),
         point=torch.as_tensor(rec_point), side=torch.as_tensor(rec_side),
         yaw=torch.as_tensor(rec_yaw), mode=torch.as_tensor(rec_mode),
     )
-    return torch.as_tensor(positions, dtype=like.dtype), record
+    return torch.as_tensor(positions, dtype=scene.masses.dtype), record
 
 
 def _rotate_numpy(theta: np.ndarray, centres: np.ndarray) -> np.ndarray:
