@@ -65,7 +65,6 @@ from physid.pushing.planar import cross, friction_block, friction_directions, pe
 
 __all__ = [
     "compiled_rollout",
-    "contact_step",
     "line_solve",
     "rigid_lcp_step",
     "rollout",
@@ -268,7 +267,7 @@ def compiled_rollout(
 ) -> tuple[Tensor, ContactRecord]:
     """:func:`rollout` of pushes by the compiled step (:mod:`physid.pushing.rigid_kernel`), no
     gradient. A step the kernel leaves to torch (a free slide of a moving object, the coupled
-    fallback) is solved by :func:`contact_step` and the kernel goes on from it; the record's
+    fallback) is solved by ``_contact_step`` and the kernel goes on from it; the record's
     modes show which steps those were."""
     if scene.pushes is None:
         raise ValueError("compiled_rollout needs pushes; a free slide runs torch_rollout")
@@ -340,7 +339,7 @@ def _rotate_numpy(theta: np.ndarray, centres: np.ndarray) -> np.ndarray:
 
 def _torch_contact_step(scene, stepping, rows, step, theta, origin, omega, cell_vel,
                         last_normal):
-    """:func:`contact_step` of the pushes ``rows`` of a compiled rollout at ``step`` (their
+    """``_contact_step`` of the pushes ``rows`` of a compiled rollout at ``step`` (their
     state taken from the kernel's arrays): ω, the origin's velocity, the normal impulse and
     the mode, as numpy arrays."""
     like = scene.masses
@@ -361,7 +360,7 @@ def _torch_contact_step(scene, stepping, rows, step, theta, origin, omega, cell_
     c = _Contact(masses, inertia, bound, arms, t(omega), t(cell_vel), arm, normal,
                  perp(normal), (u * normal).sum(1) - gap / dt, gap, u)
     with torch.no_grad():
-        w, v, push_n, mode = contact_step(c, stepping.finger.friction,
+        w, v, push_n, mode = _contact_step(c, stepping.finger.friction,
                                           friction_directions(stepping.friction_dirs, like),
                                           stepping.tol, dt, t(last_normal))
     return w.numpy(), v.numpy(), push_n.numpy(), mode.numpy()
@@ -542,19 +541,19 @@ def _classify(c: _Contact, mu: float, dirs: Tensor, tol: float):
 def _finger_step(masses, inertia, bound, arms, omega, cell_vel, dirs, tol, finger, faces,
                  pushes, turn, origin, time, dt, record):
     """One step with the finger (module docstring): find the contact, then
-    :func:`contact_step`."""
+    ``_contact_step``."""
     centre = pushes.start + pushes.velocity * time
     face, near, gap, normal, arm = finger_contact(faces, finger, centre, turn, origin)
     u = pushes.velocity
     c = _Contact(masses, inertia, bound, arms, omega, cell_vel, arm, normal, perp(normal),
                  (u * normal).sum(1) - gap / dt, gap, u)
-    new_omega, v_origin, push_n, mode = contact_step(c, finger.friction, dirs, tol, dt,
+    new_omega, v_origin, push_n, mode = _contact_step(c, finger.friction, dirs, tol, dt,
                                                      record.last_normal)
     record.add(push_n, near, faces.side[face], torch.angle(turn), mode)
     return new_omega, v_origin
 
 
-def contact_step(c: _Contact, mu: float, dirs: Tensor, tol: float, dt: float,
+def _contact_step(c: _Contact, mu: float, dirs: Tensor, tol: float, dt: float,
                  last_normal: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """The step of B pushes whose finger contacts are ``c``: classify each (:func:`_classify`),
     then take the step of its mode (the classification's own for free and sticking steps when

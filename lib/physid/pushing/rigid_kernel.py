@@ -13,7 +13,7 @@ What was measured (one 1 s push, one thread, ``benchmarks/pushing.py``): the tor
 90 ms on the 88-cell block (sticking only) and 0.5 s on the 10- and 24-cell blocks (sliding and
 locking); this module takes about 1 ms and 1–3 ms. It loops over pushes and steps with
 numba's ``@njit`` and work arrays made once per rollout, and it searches the sliding root by
-walking the pieces of the cone condition, one evaluation per piece (:func:`_slide_root`),
+walking the pieces of the cone condition, one evaluation per piece (``_slide_root``),
 instead of sampling. ``torch.compile`` was not tried: the step's control depends on the data
 (the mode, the number of pieces walked), which is what a compiled loop does well.
 
@@ -23,10 +23,10 @@ slip and twist for the torch path, which recomputes the step differentiably from
 (:func:`physid.pushing.rigid_engine.torch_rollout`). So both paths take the same decisions.
 
 Two cases are not compiled: a free slide of a moving object with a cell exactly on a switch of
-D (its objective is not smooth there; :func:`_free_slide` solves every other free slide and
-:func:`_stops` decides when friction stops the object) and the coupled fallback. For those
+D (its objective is not smooth there; ``_free_slide`` solves every other free slide and
+``_stops`` decides when friction stops the object) and the coupled fallback. For those
 :func:`run` stops that push at that step, the torch step solves it
-(:func:`physid.pushing.rigid_engine.contact_step`), and the kernel goes on from its result.
+(``physid.pushing.rigid_engine._contact_step``), and the kernel goes on from its result.
 """
 
 from __future__ import annotations
@@ -658,7 +658,7 @@ def _work(k, n_lines):
 
 @_jit
 def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol):
-    """:func:`_contact_step` of B pushes (no gradient): for each, the mode, the twist
+    """``_contact_step`` of B pushes (no gradient): for each, the mode, the twist
     ``[ω, vx, vy]`` (B, 3), the finger's normal impulse, the slip (B,) and the slopes of the
     cone condition and of ω in the slip (B, 2).
 
