@@ -180,3 +180,73 @@ def test_gradient_with_respect_to_the_push_angle_through_locked_steps():
     assert LOCK in set(final(angle.detach())[1].tolist())
     assert torch.autograd.gradcheck(lambda a: final(a)[0], (angle,), eps=1e-7, atol=1e-6,
                                     rtol=1e-4)
+
+
+def _random_line_problem(rng, k, n_lines):
+    """A line solver's problem (``a, lin, c, p, q``) with the lines of a regular polygon."""
+    angles = 2 * np.pi * np.arange(n_lines) / n_lines
+    dirs = np.stack([np.cos(angles), np.sin(angles)], 1)
+    rel = rng.normal(size=(k, 2)) * 0.05
+    q = -rel[:, :1] * dirs[:, 1] + rel[:, 1:] * dirs[:, 0]
+    p = -(dirs @ (rng.normal(size=2) * 0.1))
+    return rng.uniform(1e-3, 1e-2), rng.normal() * 1e-3, rng.uniform(0, 1e-2, k), p, q
+
+
+@pytest.mark.parametrize("n_lines", [4, 16, 64])
+def test_the_line_solve_from_a_guess_is_the_sorted_one(n_lines):
+    """The hops from a guess (the walk's and a stick's warm start) find the sorted search's
+    piece: the same ω, kink cell, first line and share, from guesses near and far (far ones
+    fall back to sorting) and from a guess exactly on the minimum's kink."""
+    from physid.pushing import rigid_kernel
+
+    rng = np.random.default_rng(n_lines)
+    hops = 0
+    for _ in range(300):
+        k = int(rng.integers(1, 40))
+        a, lin, c, p, q = _random_line_problem(rng, k, n_lines)
+        work = rigid_kernel._work(k, n_lines)[3:6]
+        sorted_line = np.empty(k, np.int64)
+        reference = rigid_kernel._line_solve(a, lin, c, p, q, 1e-10, *work, sorted_line, np.nan)
+        for offset in (0.0, 1e-9, 1e-4, 1e-2, 1.0):
+            guess = reference[0] + offset * rng.normal()
+            line = np.empty(k, np.int64)
+            found = rigid_kernel._line_hops(a, lin, c, p, q, 1e-10, guess, line.copy())[0]
+            hops += found
+            omega, ok, cell, first, share = rigid_kernel._line_solve(
+                a, lin, c, p, q, 1e-10, *work, line, guess)
+            assert omega == pytest.approx(reference[0], rel=1e-12, abs=1e-15)
+            assert (ok, cell) == reference[1:3]
+            if cell >= 0:
+                assert first == reference[3]
+                assert share == pytest.approx(reference[4], abs=1e-9)
+                np.testing.assert_array_equal(np.delete(line, cell),
+                                              np.delete(sorted_line, cell))
+            else:
+                np.testing.assert_array_equal(line, sorted_line)
+    assert hops > 600  # most guesses were solved by hops, not by the fallback
+
+
+def test_walks_of_thousands_of_pieces_agree_with_the_coupled_lcp(monkeypatch):
+    """With 64 directions a slide crosses thousands of pieces of the cone condition; the walk
+    solves every step of these pushes (none is coupled) and agrees with the interior-point
+    LCP with the finger's rows, which solves the same steps when the classification is
+    forced to the fallback (a cap of 1,000 pieces left step 31 of this push to it)."""
+    obj = load_object("crimp")
+    pushes = random_pushes(obj, 4, seed=7, duration=1.0)[:1]
+    with torch.no_grad():
+        walked = simulate(obj, pushes, friction_dirs=64, duration=0.33)
+    mode = walked.contact.mode
+    assert bool(((mode == SLIDE) | (mode == LOCK)).any())
+    assert not bool((mode == rigid_engine.COUPLED).any())
+    monkeypatch.setattr(rigid_engine, "_compilable", lambda scene: False)
+    classify = rigid_engine._classify
+
+    def coupled_slides(c, *args):
+        mode, *rest = classify(c, *args)
+        return torch.where((mode == SLIDE) | (mode == LOCK), rigid_engine.COUPLED, mode), *rest
+
+    monkeypatch.setattr(rigid_engine, "_classify", coupled_slides)
+    with torch.no_grad():
+        solved = simulate(obj, pushes, friction_dirs=64, duration=0.33)
+    assert bool((solved.contact.mode == rigid_engine.COUPLED).any())
+    assert float((walked.positions - solved.positions).abs().max()) < 1e-6
