@@ -339,8 +339,12 @@ class PushBatch:
         if len(durations) != 1:
             raise ValueError(f"pushes must share one duration, got {sorted(durations)}")
         geometry = obj.exposed_faces()
+        # Reachability depends on the object's shape, the push and the finger only: checked
+        # once per object (a push that fails raises, and is not kept).
         faces = [
-            _reachable(obj, geometry, p, finger, MIN_CLEARANCE, MAX_PUSH_ANGLE) for p in pushes
+            obj.memo(("reachable", p, finger), lambda p=p: _reachable(
+                obj, geometry, p, finger, MIN_CLEARANCE, MAX_PUSH_ANGLE))
+            for p in pushes
         ]
 
         def stack(rows) -> Tensor:

@@ -226,12 +226,13 @@ def simulate(
         indices = sample_indices(sample_times, dt, n_steps * dt)
     centres = obj.centres.to(device)
     faces = FaceGeometry.of(obj, centres)
-    with progress_bar(total=n_steps, desc="simulate", disable=not progress) as bar:
-        positions, contact = engine.rollout(
-            Scene(centres, m, f, obj.cell_side, twist, pushes, faces, pose),
-            Stepping(dt, n_steps, friction_dirs, gravity, tol, finger),
-            bar.update,
-        )
+    scene = Scene(centres, m, f, obj.cell_side, twist, pushes, faces, pose)
+    stepping = Stepping(dt, n_steps, friction_dirs, gravity, tol, finger)
+    if progress:
+        with progress_bar(total=n_steps, desc="simulate") as bar:
+            positions, contact = engine.rollout(scene, stepping, bar.update)
+    else:
+        positions, contact = engine.rollout(scene, stepping)
     index = torch.tensor(indices, device=device)
     positions = positions.index_select(1, index)
     times = index.to(torch.float64) * dt
