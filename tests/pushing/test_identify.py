@@ -359,6 +359,16 @@ def test_options_override_the_registered_ones(tiny):
     assert len(moved.history.loss) > 1
 
 
+def test_the_friction_model_is_an_argument_and_recorded(tiny):
+    """The engine's friction polygon is chosen by ``friction_dirs`` (the paper's 4 by
+    default), recorded in the result, and changes what is identified."""
+    paper = identify("autograd-rigid", tiny, Budget(simulations=3))
+    sixteen = identify("autograd-rigid", tiny, Budget(simulations=3), friction_dirs=16)
+    assert (paper.friction_dirs, sixteen.friction_dirs) == (4, 16)
+    assert sixteen.history.loss[0] != paper.history.loss[0]
+    assert not np.allclose(sixteen.frictions, paper.frictions, rtol=0, atol=1e-12)
+
+
 # --- bad input ------------------------------------------------------------------------------------
 
 
@@ -376,6 +386,8 @@ def test_options_override_the_registered_ones(tiny):
         ({"options": {"alpha": -0.1}}, "options", ValueError),
         ({"options": {"alpha": math.nan}}, "options", ValueError),
         ({"noise": 0.0}, "noise", ValueError),
+        ({"friction_dirs": 2}, "friction_dirs", ValueError),
+        ({"friction_dirs": 16.0}, "friction_dirs", TypeError),
     ],
 )
 def test_identify_rejects_before_simulating(tiny, monkeypatch, kwargs, name, error):

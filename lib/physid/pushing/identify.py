@@ -23,7 +23,7 @@ from torch import Tensor
 
 from physid.core.registry import Registry
 from physid.core.seeds import name_stream
-from physid.core.validate import check_in_range, check_seed
+from physid.core.validate import check_count, check_in_range, check_seed
 from physid.pushing.budget import Budget, History, Tracker
 from physid.pushing.observations import Observations
 from physid.pushing.target import MASS_LIMITS, Exhausted, PushingTarget, start_point
@@ -201,8 +201,8 @@ def _nelder_mead(tracker: Tracker, x0: np.ndarray, rng: np.random.Generator, o: 
 @dataclass(frozen=True)
 class Identification:
     """The outcome of :func:`identify`: the method, its best estimate (masses and frictions, (k,)
-    each), its :class:`~physid.pushing.budget.History`, the simulations and seconds it used and why
-    it stopped."""
+    each), its :class:`~physid.pushing.budget.History`, the simulations and seconds it used, why
+    it stopped and the friction model it identified with (the directions of D)."""
 
     method: str
     masses: np.ndarray
@@ -211,13 +211,17 @@ class Identification:
     simulations: int
     seconds: float
     stopped: str
+    friction_dirs: int
 
 
 def identify(name: str, data: Observations, budget: Budget, seed: int = 0,
-             options: dict | None = None, noise: float = 1e-3) -> Identification:
+             options: dict | None = None, noise: float = 1e-3,
+             friction_dirs: int = 4) -> Identification:
     """Run the registered method ``name`` on the training pushes ``data`` within ``budget``
     from the authors' start, its random draws seeded by ``seed``; ``options`` override the
-    method's registered ones. Every argument is checked before any work."""
+    method's registered ones. The engine's friction model is the polygon of ``friction_dirs``
+    directions (the paper's D has 4; more approach isotropic Coulomb friction, which pybullet
+    simulates). Every argument is checked before any work."""
     spec = METHODS.get(name, "name")
     if not isinstance(data, Observations):
         raise TypeError(f"data must be Observations, got {type(data).__name__}")
@@ -229,11 +233,14 @@ def identify(name: str, data: Observations, budget: Budget, seed: int = 0,
         if key not in merged:
             raise ValueError(f"options: {name} has no option {key!r} (it has {sorted(merged)})")
         merged[key] = check_in_range(f"options[{key!r}]", value, 0.0, math.inf)
-    target = PushingTarget(data, formulation=spec.formulation, noise=noise)
+    friction_dirs = check_count("friction_dirs", friction_dirs, minimum=3)
+    target = PushingTarget(data, formulation=spec.formulation, noise=noise,
+                           friction_dirs=friction_dirs)
     x0 = start_point(target.k)
     # The start, shared by every method, is evaluated once with formulation 2 (the two
     # formulations agree to solver tolerance), outside the budget.
-    start_loss = float(PushingTarget(data, noise=noise).loss(torch.as_tensor(x0)[None])[0])
+    start_loss = float(PushingTarget(data, noise=noise, friction_dirs=friction_dirs).loss(
+        torch.as_tensor(x0)[None])[0])
     tracker = Tracker(target, budget, x0, start_loss)
     stopped = "finished"
     try:
@@ -246,4 +253,4 @@ def identify(name: str, data: Observations, budget: Budget, seed: int = 0,
         target.deadline = None
     masses, frictions = target.physical(torch.as_tensor(tracker.best_x)[None])
     return Identification(name, masses[0].numpy(), frictions[0].numpy(), tracker.history,
-                          tracker.simulations, tracker.elapsed, stopped)
+                          tracker.simulations, tracker.elapsed, stopped, friction_dirs)

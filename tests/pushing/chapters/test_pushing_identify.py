@@ -11,8 +11,10 @@ import torch
 from physid.inference.estimators import make_estimator
 from physid.pushing import load_object, random_pushes, rectangle
 from physid.pushing.chapters.pushing_identify import (
+    HEADLINE_METHODS,
     REGION_FEATURES,
     feature_contrast,
+    friction_models,
     log_slope,
     run_protocol,
     shows_feature,
@@ -48,6 +50,27 @@ def test_a_sweep_on_a_dask_cluster_gives_the_local_numbers(tmp_path, monkeypatch
 def test_run_protocol_refuses_bad_methods(methods):
     with pytest.raises(ValueError, match="methods"):
         run_protocol("quick", methods=methods)
+
+
+@pytest.mark.parametrize(("kwargs", "error"), [
+    ({"friction_dirs": 2}, ValueError), ({"friction_dirs": "16"}, TypeError),
+    ({"map_objects": 1}, TypeError),
+])
+def test_run_protocol_refuses_bad_friction_models(kwargs, error):
+    with pytest.raises(error, match=next(iter(kwargs))):
+        run_protocol("quick", **kwargs)
+
+
+def test_friction_models_run_the_headline_with_every_model(tmp_path, monkeypatch):
+    """The headline's methods once per friction model of the scale, the paper's runs reused,
+    every run recording its model and its floor measured in that model."""
+    monkeypatch.setenv("PHYSID_CACHE", str(tmp_path))
+    protocol = run_protocol("quick", seed=1, methods=HEADLINE_METHODS)
+    runs = friction_models("quick", seed=1, runs=protocol)
+    assert [r.friction_dirs for r in runs] == [4, 4, 16, 16]
+    assert runs[:2] == protocol
+    assert [r.method for r in runs[2:]] == list(HEADLINE_METHODS)
+    assert runs[2].floor != runs[0].floor
 
 
 def test_log_slope_reads_a_power_law():

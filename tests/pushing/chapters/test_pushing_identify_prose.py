@@ -33,6 +33,8 @@ def _errors(objects=("crimp",), budget=QUICK.budget, improvements=None):
         tuple(objects), budget, start=per_object,
         end={m: {n: 0.0172 if m == "algorithm1" else 0.0183 for n in objects}
              for m in methods},
+        end_within={m: {n: 0.0172 if m == "algorithm1" else 0.0183 for n in objects}
+                    for m in methods},
         floor={n: 0.0167 for n in objects},
         final={"algorithm1": 0.0172, "fd-authors": 0.019, "fd-small": 0.0191},
         at_budget={"algorithm1": 0.0172, "random": 0.019, "weighted": 0.0197},

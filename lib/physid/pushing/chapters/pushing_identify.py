@@ -42,7 +42,9 @@ __all__ = [
     "BLOCK_WIDTH",
     "COST_DURATION",
     "HEADLINE_ERROR",
+    "HEADLINE_METHODS",
     "HEADLINE_SECONDS",
+    "PAPER_DIRS",
     "REGION_FEATURES",
     "SIZES",
     "TARGET_ANALYTIC_SPEEDUP",
@@ -56,6 +58,7 @@ __all__ = [
     "block",
     "direction_study",
     "feature_contrast",
+    "friction_models",
     "gradient_cost",
     "identifiability",
     "log_slope",
@@ -90,6 +93,10 @@ REGION_FEATURES = {
 }
 
 
+#: The directions of the paper's friction polygon D (§5).
+PAPER_DIRS = 4
+
+
 @dataclass(frozen=True)
 class IdentifySizes(Sizes):
     """Sizes of the identification chapter at one scale.
@@ -102,7 +109,8 @@ class IdentifySizes(Sizes):
     ``lcp_cells`` the sizes the LCP formulation is timed at and ``cost_repeats`` repeats);
     ``robot_objects``, ``robot_train`` and ``robot_test`` the simulated stand-in for the real
     robot's runs; ``long_object`` and ``long_budget`` (simulations) the longer runs of
-    :func:`long_runs`; ``n_jobs`` local workers.
+    :func:`long_runs`; ``friction_models`` the directions of D the headline's methods
+    identify with (:func:`friction_models`, the paper's 4 first); ``n_jobs`` local workers.
     """
 
     objects: tuple[str, ...]
@@ -125,10 +133,13 @@ class IdentifySizes(Sizes):
     robot_test: int = 5
     long_object: str = "crimp"
     long_budget: int = 120
+    friction_models: tuple[int, ...] = (PAPER_DIRS, 16)
     n_jobs: int = 2
 
 
 _ALL = tuple(METHODS)
+#: The methods of the headline, run with every friction model of ``friction_models``.
+HEADLINE_METHODS = ("algorithm1", "autograd-rigid")
 _PAPER_OBJECTS = ("hammer", "crimp", "ranch")
 
 #: Sizes per scale ("paper": the paper's ten experiments, four training and twelve test
@@ -182,7 +193,8 @@ class MethodRun:
     there (``maps``, (E, k)) and the final cell positions they predict for the first test push
     (``predicted``, (E, k, 2)) beside pybullet's (``observed``, (k, 2)) and the cells before
     the push (``start``, (k, 2)); the identified and true identifiable maps (k,), the truth's
-    own test error (the model's floor), why it stopped and what it used."""
+    own test error (the model's floor), why it stopped, what it used and the friction model
+    (the directions of D) it identified and predicted with."""
 
     object: str
     experiment: int
@@ -202,6 +214,7 @@ class MethodRun:
     stopped: str
     used_simulations: int
     used_seconds: float
+    friction_dirs: int = PAPER_DIRS
 
     def test_error_at(self, simulations: float | None = None,
                       seconds: float | None = None) -> float:
@@ -216,13 +229,15 @@ class MethodRun:
 
 def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
                 n_train: int | None = None, n_test: int | None = None,
-                budget: Budget | None = None, n_eval: int | None = None) -> MethodRun:
+                budget: Budget | None = None, n_eval: int | None = None,
+                friction_dirs: int = PAPER_DIRS) -> MethodRun:
     with one_torch_thread():
         ex = _experiment(name, index, s, seed, n_train, n_test)
-        run = identify(method, ex.train, budget or s.budget, seed=seed)
+        run = identify(method, ex.train, budget or s.budget, seed=seed,
+                       friction_dirs=friction_dirs)
         h = run.history
         points = _eval_points(len(h.estimates), n_eval or s.n_eval)
-        target = PushingTarget(ex.train)
+        target = PushingTarget(ex.train, friction_dirs=friction_dirs)
         x = torch.as_tensor(np.array([h.estimates[i] for i in points]))
         masses, frictions = target.physical(x)
         final = target.final_positions(masses, frictions, ex.test)
@@ -236,7 +251,7 @@ def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
         final[:, 0].numpy(), ex.test.positions[0, -1].numpy(), ex.test.positions[0, 0].numpy(),
         identifiable_map(torch.as_tensor(run.masses), torch.as_tensor(run.frictions)).numpy(),
         identifiable_map(ex.obj.masses, ex.obj.frictions).numpy(), floor, run.stopped,
-        run.simulations, run.seconds,
+        run.simulations, run.seconds, friction_dirs,
     )
 
 
@@ -246,29 +261,59 @@ def _prepare(name: str, index: int, s: IdentifySizes, seed: int, n_train: int | 
 
 
 def run_protocol(scale: str, seed: int = 0, scheduler: object = None,
-                 methods: tuple[str, ...] | None = None) -> list[MethodRun]:
+                 methods: tuple[str, ...] | None = None, friction_dirs: int = PAPER_DIRS,
+                 map_objects: bool = True) -> list[MethodRun]:
     """Every method of ``methods`` (default: the scale's, all registered) on every experiment
-    of ``SIZES[scale].objects`` and Algorithm 1 on the ``map_objects``: the pybullet data
-    first (cached), then one job per run, locally or on the Dask cluster ``scheduler``
+    of ``SIZES[scale].objects`` and, with ``map_objects``, Algorithm 1 on the
+    ``map_objects``, identifying and predicting with the friction polygon of
+    ``friction_dirs`` directions (the paper's 4 by default): the pybullet data first
+    (cached), then one job per run, locally or on the Dask cluster ``scheduler``
     (:func:`physid.core.sweeps.run_jobs`)."""
     s = SIZES[scale]
     seed = check_seed("seed", seed)
+    friction_dirs = check_count("friction_dirs", friction_dirs, minimum=3)
+    if not isinstance(map_objects, bool):
+        raise TypeError(f"map_objects must be True or False, got {map_objects!r}")
     if methods is None:
         methods = s.methods
     if isinstance(methods, str) or not methods:
         raise ValueError(f"methods must be a non-empty tuple of method names, got {methods!r}")
     for name in methods:
         check_choice("methods", name, tuple(METHODS))
-    names = s.objects + s.map_objects
-    experiments = [dict(name=n, index=i, s=s, seed=seed) for n in names
+    maps = s.map_objects if map_objects else ()
+    experiments = [dict(name=n, index=i, s=s, seed=seed) for n in s.objects + maps
                    for i in range(s.experiments)]
     run_jobs(_prepare, experiments, n_jobs=s.n_jobs, scheduler=scheduler)
-    jobs = [dict(name=n, index=i, method=m, s=s, seed=seed) for n in s.objects
+    common = dict(s=s, seed=seed, friction_dirs=friction_dirs)
+    jobs = [dict(name=n, index=i, method=m, **common) for n in s.objects
             for i in range(s.experiments) for m in methods]
-    jobs += [dict(name=n, index=i, method="algorithm1", s=s, seed=seed) for n in s.map_objects
+    jobs += [dict(name=n, index=i, method="algorithm1", **common) for n in maps
              for i in range(s.experiments)]
     return run_jobs(_run_method, jobs, n_jobs=s.n_jobs, scheduler=scheduler,
                     desc="identification")
+
+
+def friction_models(scale: str, seed: int = 0, scheduler: object = None,
+                    runs: list[MethodRun] | None = None) -> list[MethodRun]:
+    """The headline's methods (:data:`HEADLINE_METHODS`) on the protocol's experiments with
+    every friction model of ``SIZES[scale].friction_models``: the same pushes, truths, starts
+    and budgets, only the engine's directions of D differ (the floor too, since the truth is
+    run in the same engine). Runs of :func:`run_protocol` passed in ``runs`` are reused for the
+    models they cover."""
+    s = SIZES[scale]
+    seed = check_seed("seed", seed)
+    runs = list(runs or [])
+    if not all(isinstance(r, MethodRun) for r in runs):
+        raise TypeError("runs must be a list of MethodRun")
+    out = []
+    for dirs in s.friction_models:
+        have = [r for r in runs if r.friction_dirs == dirs and r.method in HEADLINE_METHODS
+                and r.object in s.objects]
+        if len(have) < len(s.objects) * s.experiments * len(HEADLINE_METHODS):
+            have = run_protocol(scale, seed, scheduler, HEADLINE_METHODS, dirs,
+                                map_objects=False)
+        out += have
+    return out
 
 
 def robot_standin(scale: str, seed: int = 0, scheduler: object = None) -> list[MethodRun]:

@@ -53,6 +53,7 @@ __all__ = [
     "direction_prose",
     "fd_cost",
     "fig3_prose",
+    "friction_model_prose",
     "headline_prose",
     "identifiability_prose",
     "lcp_cells",
@@ -282,6 +283,22 @@ def headline_prose(errors: ProtocolErrors, runs: Sequence[MethodRun], long_text:
         else f"up to {fd_simulations:,}",
         "fd_text": f"{fd_text}, against {mm(errors.final['algorithm1'])} for Algorithm 1",
     }
+
+
+def friction_model_prose(by_model: dict[int, ProtocolErrors]) -> dict[str, Any]:
+    """The friction models of the headline in words (``by_model``:
+    :func:`~physid.pushing.chapters.pushing_identify_claims.friction_model_errors`): per model,
+    the floor and Algorithm 1's and exact-gradient descent's error within the headline's
+    seconds, mean over the paper's objects."""
+    parts = []
+    for dirs, errors in by_model.items():
+        floor = float(np.mean([errors.floor[n] for n in errors.paper_objects]))
+        name = f"{dirs} directions" + (" (the paper's)" if dirs == study.PAPER_DIRS else "")
+        parts.append(f"with {name} the floor is {mm(floor)}, Algorithm 1 reaches "
+                     f"{mm(errors.headline['algorithm1'])} and exact-gradient descent "
+                     f"{mm(errors.headline['autograd-rigid'])}")
+    return {"friction_models_text": listing(parts),
+            "friction_model_counts_text": listing([str(d) for d in by_model])}
 
 
 def maps_prose(contrasts: FeatureContrasts) -> dict[str, Any]:
