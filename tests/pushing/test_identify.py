@@ -437,3 +437,22 @@ def test_identifiable_map_sums_to_one_and_ignores_a_mass_scale():
     # A frictionless cell carries no share.
     frictions[0, 2] = 0.0
     assert float(identifiable_map(masses, frictions)[0, 2]) == 0.0
+
+
+def test_the_step_schedule_caps_how_far_a_coordinate_travels():
+    """§6's schedule (α = 0.03, masses by √rate) lets a friction travel 0.3 of its box and a
+    mass about 3.4 boxes in all; exact descent's one box each; the steps of
+    :func:`scheduled_step` add up to those caps along a constant direction."""
+    from physid.pushing.identify import scheduled_step, travel_cap
+
+    alg1 = {k: METHODS["algorithm1"].options[k] for k in ("alpha", "decay", "mass_power")}
+    assert travel_cap(alg1) == pytest.approx((0.03**0.5 / (1 - 0.9**0.5), 0.3))
+    assert travel_cap(METHODS["autograd-rigid"].options) == pytest.approx((1.0, 1.0))
+    x = torch.full((1, 4), 1.0, dtype=torch.float64)
+    x0 = x.clone()
+    for it in range(400):
+        x = scheduled_step(x, torch.ones(1, 4, dtype=torch.float64), it,
+                           {"alpha": 1e-4, "decay": 0.9, "mass_power": 0.5})
+    moved = (x0 - x)[0]
+    assert moved[2:].tolist() == pytest.approx([1e-3, 1e-3])
+    assert moved[:2].tolist() == pytest.approx([0.01 / (1 - 0.9**0.5)] * 2)

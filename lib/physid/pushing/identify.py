@@ -32,7 +32,8 @@ from physid.pushing.target import MASS_LIMITS, Exhausted, PushingTarget, start_p
 
 MethodFn = Callable[[Tracker, np.ndarray, np.random.Generator, dict], None]
 
-__all__ = ["METHODS", "Identification", "MethodSpec", "identify", "method"]
+__all__ = ["METHODS", "Identification", "MethodSpec", "identify", "method", "scheduled_step",
+           "travel_cap"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,33 @@ def _step(x: Tensor, direction: Tensor, rate: Tensor | float) -> Tensor:
     return (x - rate * direction / scale).clamp(0.0, 1.0)
 
 
-@method("algorithm1", "Algorithm 1 (analytic)", {"alpha": 0.03, "decay": 0.9, "epsilon": 0.0})
+def scheduled_step(x: Tensor, direction: Tensor, it: int, options: dict) -> Tensor:
+    """The step schedule shared by Algorithm 1 and exact-gradient descent: iteration ``it``
+    moves the frictions by ``rate = α γ^it`` and the masses by ``rate^p`` (``p`` the option
+    ``mass_power``: ½ in §6, 1 for descent), along ``direction (1, 2k)`` (masses, then
+    frictions) normalised by its largest entry, projected on the unit box. The distance a
+    coordinate can travel in all is bounded: ``α / (1 − γ)`` for the frictions and
+    ``α^p / (1 − γ^p)`` for the masses (:func:`travel_cap`)."""
+    rate = options["alpha"] * options["decay"] ** it
+    k = direction.shape[1] // 2
+    scale = direction.abs().max().clamp_min(1e-300)
+    rates = torch.cat([torch.full((k,), rate ** options["mass_power"]),
+                       torch.full((k,), rate)])
+    return (x - rates.to(direction) * direction / scale).clamp(0.0, 1.0)
+
+
+def travel_cap(options: dict) -> tuple[float, float]:
+    """The most a mass and a friction coordinate can move in the unit box under the schedule
+    of :func:`scheduled_step` with ``options`` (``alpha``, ``decay``, ``mass_power``): the
+    sums of the rates over every iteration, ``(α^p / (1 − γ^p), α / (1 − γ))``."""
+    alpha, decay, power = options["alpha"], options["decay"], options["mass_power"]
+    if not 0 <= decay < 1:
+        return math.inf, math.inf
+    return alpha**power / (1 - decay**power), alpha / (1 - decay)
+
+
+@method("algorithm1", "Algorithm 1 (analytic)",
+        {"alpha": 0.03, "decay": 0.9, "mass_power": 0.5, "epsilon": 0.0})
 def _algorithm1(tracker: Tracker, x0: np.ndarray, rng: np.random.Generator, o: dict) -> None:
     """§6: update rates α for the frictions and √α for the masses along the same per-cell
     direction (the constants C_f, C_M read as normalising it by its largest entry), decayed
@@ -81,29 +108,26 @@ def _algorithm1(tracker: Tracker, x0: np.ndarray, rng: np.random.Generator, o: d
         loss, d = tracker.algorithm1(x)
         if float(loss) <= o["epsilon"]:
             return
-        rate = o["alpha"] * o["decay"] ** it
-        scale = d.abs().max().clamp_min(1e-300)
-        step = torch.cat([math.sqrt(rate) * d, rate * d], 1) / scale
-        x = (x - step).clamp(0.0, 1.0)
+        x = scheduled_step(x, torch.cat([d, d], 1), it, o)
 
 
 def _descent(tracker: Tracker, x0: np.ndarray, o: dict) -> None:
     x = torch.as_tensor(x0)[None]
     for it in range(1 << 30):
         _, grad = tracker.loss_and_grad(x)
-        x = _step(x, grad, o["alpha"] * o["decay"] ** it)
+        x = scheduled_step(x, grad, it, o)
 
 
-@method("autograd-lcp", "Autograd (LCP formulation)", {"alpha": 0.1, "decay": 0.9},
-        formulation="lcp")
+@method("autograd-lcp", "Autograd (LCP formulation)",
+        {"alpha": 0.1, "decay": 0.9, "mass_power": 1.0}, formulation="lcp")
 def _autograd_lcp(tracker: Tracker, x0: np.ndarray, rng: np.random.Generator, o: dict) -> None:
     """Gradient descent with the exact gradient through formulation 1 (the paper's
     "Autograd" baseline), the same projected, normalised, decayed steps."""
     _descent(tracker, x0, o)
 
 
-@method("autograd-rigid", "Autograd (rigid formulation)", {"alpha": 0.1, "decay": 0.9},
-        in_paper=False)
+@method("autograd-rigid", "Autograd (rigid formulation)",
+        {"alpha": 0.1, "decay": 0.9, "mass_power": 1.0}, in_paper=False)
 def _autograd_rigid(tracker: Tracker, x0: np.ndarray, rng: np.random.Generator,
                     o: dict) -> None:
     """Gradient descent with the exact gradient through formulation 2."""

@@ -17,6 +17,8 @@ from physid.pushing.chapters.pushing_identify import (
     friction_models,
     log_slope,
     run_protocol,
+    schedule_ablation,
+    schedule_options,
     shows_feature,
     steps_to,
 )
@@ -71,6 +73,23 @@ def test_friction_models_run_the_headline_with_every_model(tmp_path, monkeypatch
     assert runs[:2] == protocol
     assert [r.method for r in runs[2:]] == list(HEADLINE_METHODS)
     assert runs[2].floor != runs[0].floor
+
+
+def test_schedule_ablation_runs_each_direction_under_each_schedule(tmp_path, monkeypatch):
+    """Algorithm 1's direction and the exact gradient, each under both schedules; the runs
+    with their own schedule are the protocol's, the others differ from them."""
+    monkeypatch.setenv("PHYSID_CACHE", str(tmp_path))
+    protocol = run_protocol("quick", seed=1, methods=HEADLINE_METHODS)
+    runs = schedule_ablation("quick", seed=1, runs=protocol)
+    assert [(r.method, r.schedule) for r in runs] == [
+        ("algorithm1", ""), ("algorithm1", "autograd-rigid"),
+        ("autograd-rigid", ""), ("autograd-rigid", "algorithm1")]
+    assert runs[0] is protocol[0] and runs[2] is protocol[1]
+    assert runs[1].loss.tolist() != runs[0].loss.tolist()
+    assert runs[3].loss.tolist() != runs[2].loss.tolist()
+    assert schedule_options("algorithm1") == {"alpha": 0.03, "decay": 0.9, "mass_power": 0.5}
+    with pytest.raises(ValueError, match="method"):
+        schedule_options("annealing")
 
 
 def test_log_slope_reads_a_power_law():

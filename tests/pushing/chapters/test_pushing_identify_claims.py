@@ -110,6 +110,21 @@ def test_direction_claim_needs_a_mean_cosine_of_nine_tenths():
     assert "(the finger slid on 1 and lost contact on 0)" in unmeasured.why
 
 
+def test_direction_claim_says_what_the_direction_costs_under_each_schedule():
+    schedules = {("algorithm1", "algorithm1"): 0.022, ("algorithm1", "autograd-rigid"): 0.019,
+                 ("autograd-rigid", "autograd-rigid"): 0.017,
+                 ("autograd-rigid", "algorithm1"): 0.021}
+    fails = _valid(claims.direction_claim(_pooled([0.8, 0.9]), schedules=schedules),
+                   "identify-direction")
+    assert fails.why.endswith(
+        "What the direction costs, at the same budget and step schedule (test error within "
+        "30 s on the paper's objects): under §6's schedule Algorithm 1's direction reaches "
+        "22.0 mm and the exact gradient 21.0 mm; under exact descent's schedule Algorithm 1's "
+        "direction reaches 19.0 mm and the exact gradient 17.0 mm.")
+    with pytest.raises(TypeError, match="^schedules"):
+        claims.direction_claim(_pooled([0.8, 0.9]), schedules=[0.1])
+
+
 def test_cost_claim_compares_the_slopes_of_lcp_autograd_and_algorithm1():
     cells = np.array([10.0, 20.0, 40.0])
     costs = [CostPoint(int(c), 1e-3 * c, 1e-4 * c**1.5, 1e-5 * c**2) for c in cells]
@@ -192,6 +207,24 @@ def test_headline_claim_is_judged_with_the_papers_friction_model():
     assert holds.holds and "with 16 directions Algorithm 1 reaches 17.2 mm" in holds.ours
     with pytest.raises(TypeError, match="^models"):
         claims.headline_claim(paper, "Longer.", {16: {}})
+
+
+def test_schedule_rows_give_each_direction_under_each_schedule():
+    own = [_run("algorithm1", (0.019, 0.017)), _run("autograd-rigid", (0.019, 0.015))]
+    crossed = [replace(own[0], schedule="autograd-rigid", test_error=np.array([0.019, 0.012])),
+               replace(own[1], schedule="algorithm1", test_error=np.array([0.019, 0.018]))]
+    errors = claims.schedule_errors(crossed + own)
+    assert list(errors) == [("algorithm1", "algorithm1"), ("algorithm1", "autograd-rigid"),
+                            ("autograd-rigid", "autograd-rigid"),
+                            ("autograd-rigid", "algorithm1")]
+    assert errors[("algorithm1", "autograd-rigid")] == pytest.approx(0.012)
+    rows = claims.schedule_rows(crossed + own)
+    assert rows[0]["schedule"] == "Algorithm 1's (§6) (its own)"
+    assert rows[0]["friction travel (box)"] == pytest.approx(0.3)
+    assert rows[1]["direction"] == "Algorithm 1's" and rows[1]["crimp (mm)"] == 12.0
+    assert rows[3]["mass travel (box)"] == pytest.approx(0.03**0.5 / (1 - 0.9**0.5))
+    with pytest.raises(ValueError, match="^runs"):
+        claims.schedule_errors([])
 
 
 def test_friction_model_errors_and_rows_put_the_papers_model_first():

@@ -46,6 +46,7 @@ __all__ = [
     "HEADLINE_SECONDS",
     "PAPER_DIRS",
     "REGION_FEATURES",
+    "SCHEDULE_OPTIONS",
     "SIZES",
     "TARGET_ANALYTIC_SPEEDUP",
     "CostPoint",
@@ -66,6 +67,8 @@ __all__ = [
     "mean_error",
     "push_counts",
     "robot_standin",
+    "schedule_ablation",
+    "schedule_options",
     "run_protocol",
     "shows_feature",
     "steps_to",
@@ -193,8 +196,9 @@ class MethodRun:
     there (``maps``, (E, k)) and the final cell positions they predict for the first test push
     (``predicted``, (E, k, 2)) beside pybullet's (``observed``, (k, 2)) and the cells before
     the push (``start``, (k, 2)); the identified and true identifiable maps (k,), the truth's
-    own test error (the model's floor), why it stopped, what it used and the friction model
-    (the directions of D) it identified and predicted with."""
+    own test error (the model's floor), why it stopped, what it used, the friction model
+    (the directions of D) it identified and predicted with, and the method whose step
+    schedule it took (``schedule``; its own when empty, :func:`schedule_ablation`)."""
 
     object: str
     experiment: int
@@ -215,6 +219,7 @@ class MethodRun:
     used_simulations: int
     used_seconds: float
     friction_dirs: int = PAPER_DIRS
+    schedule: str = ""
 
     def test_error_at(self, simulations: float | None = None,
                       seconds: float | None = None) -> float:
@@ -230,10 +235,11 @@ class MethodRun:
 def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
                 n_train: int | None = None, n_test: int | None = None,
                 budget: Budget | None = None, n_eval: int | None = None,
-                friction_dirs: int = PAPER_DIRS) -> MethodRun:
+                friction_dirs: int = PAPER_DIRS, schedule: str = "") -> MethodRun:
     with one_torch_thread():
         ex = _experiment(name, index, s, seed, n_train, n_test)
-        run = identify(method, ex.train, budget or s.budget, seed=seed,
+        options = schedule_options(schedule) if schedule else None
+        run = identify(method, ex.train, budget or s.budget, seed=seed, options=options,
                        friction_dirs=friction_dirs)
         h = run.history
         points = _eval_points(len(h.estimates), n_eval or s.n_eval)
@@ -251,7 +257,7 @@ def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
         final[:, 0].numpy(), ex.test.positions[0, -1].numpy(), ex.test.positions[0, 0].numpy(),
         identifiable_map(torch.as_tensor(run.masses), torch.as_tensor(run.frictions)).numpy(),
         identifiable_map(ex.obj.masses, ex.obj.frictions).numpy(), floor, run.stopped,
-        run.simulations, run.seconds, friction_dirs,
+        run.simulations, run.seconds, friction_dirs, schedule,
     )
 
 
@@ -314,6 +320,45 @@ def friction_models(scale: str, seed: int = 0, scheduler: object = None,
                                 map_objects=False)
         out += have
     return out
+
+
+#: The options of a step schedule (:func:`physid.pushing.identify.travel_cap`).
+SCHEDULE_OPTIONS = ("alpha", "decay", "mass_power")
+
+
+def schedule_options(method: str) -> dict:
+    """The step schedule of the registered ``method`` (its rate, decay and mass power), to run
+    another method with."""
+    options = METHODS.get(method, "method").options
+    return {key: options[key] for key in SCHEDULE_OPTIONS}
+
+
+def schedule_ablation(scale: str, seed: int = 0, scheduler: object = None,
+                      runs: list[MethodRun] | None = None) -> list[MethodRun]:
+    """Direction against schedule: each of the headline's directions (Algorithm 1's, the
+    exact gradient's) under each of their step schedules (:func:`schedule_options`), on the
+    protocol's experiments with the paper's friction model. The two runs of each object
+    with their own schedule are taken from ``runs`` (:func:`run_protocol`) when there."""
+    s = SIZES[scale]
+    seed = check_seed("seed", seed)
+    runs = list(runs or [])
+    if not all(isinstance(r, MethodRun) for r in runs):
+        raise TypeError("runs must be a list of MethodRun")
+    own = {(r.object, r.experiment, r.method): r for r in runs
+           if r.friction_dirs == PAPER_DIRS and not r.schedule and r.object in s.objects}
+    cells = [(n, i, m, sched) for n in s.objects for i in range(s.experiments)
+             for m in HEADLINE_METHODS
+             for sched in sorted(HEADLINE_METHODS, key=lambda other, m=m: other != m)]
+    missing = [(n, i, m, sched) for n, i, m, sched in cells
+               if m != sched or (n, i, m) not in own]
+    run_jobs(_prepare, [dict(name=n, index=i, s=s, seed=seed) for n in s.objects
+                        for i in range(s.experiments)], n_jobs=s.n_jobs, scheduler=scheduler)
+    done = run_jobs(_run_method, [dict(name=n, index=i, method=m, s=s, seed=seed,
+                                       schedule="" if m == sched else sched)
+                                  for n, i, m, sched in missing],
+                    n_jobs=s.n_jobs, scheduler=scheduler, desc="schedules")
+    new = dict(zip(missing, done, strict=True))
+    return [new[c] if c in new else own[c[:3]] for c in cells]
 
 
 def robot_standin(scale: str, seed: int = 0, scheduler: object = None) -> list[MethodRun]:

@@ -31,9 +31,10 @@ from physid.pushing.chapters.pushing_identify import (
     feature_contrast,
     log_slope,
     mean_error,
+    schedule_options,
     shows_feature,
 )
-from physid.pushing.identify import METHODS
+from physid.pushing.identify import METHODS, travel_cap
 
 __all__ = [
     "CONVERGED_SHARE",
@@ -60,6 +61,8 @@ __all__ = [
     "pool_cosines",
     "protocol_errors",
     "sampling_claim",
+    "schedule_errors",
+    "schedule_rows",
     "slope_text",
     "slower_claim",
 ]
@@ -130,13 +133,35 @@ def cosine_text(values: np.ndarray) -> str:
     return f"{values.mean():.2f}" if len(values) else "not measured (no such push)"
 
 
-def direction_claim(pooled: PooledCosines, threshold: float = DIRECTION_THRESHOLD) -> Verdict:
+def _schedule_text(schedules: dict[tuple[str, str], float] | None) -> str:
+    """What the direction costs at a fixed schedule, from :func:`schedule_errors`."""
+    if schedules is None:
+        return ""
+    if not isinstance(schedules, dict):
+        raise TypeError(f"schedules must be a dict (schedule_errors), got {schedules!r}")
+    parts = []
+    for schedule, name in (("algorithm1", "§6's"), ("autograd-rigid", "exact descent's")):
+        alg1 = schedules.get(("algorithm1", schedule))
+        exact = schedules.get(("autograd-rigid", schedule))
+        if alg1 is not None and exact is not None:
+            parts.append(f"under {name} schedule Algorithm 1's direction reaches {mm(alg1)} "
+                         f"and the exact gradient {mm(exact)}")
+    if not parts:
+        return ""
+    return (" What the direction costs, at the same budget and step schedule (test error "
+            f"within {HEADLINE_SECONDS:g} s on the paper's objects): " + "; ".join(parts) + ".")
+
+
+def direction_claim(pooled: PooledCosines, threshold: float = DIRECTION_THRESHOLD,
+                    schedules: dict[tuple[str, str], float] | None = None) -> Verdict:
     """§6 (Eq. (3) to Algorithm 1): under the paper's assumptions Algorithm 1's direction is
     the gradient of Eq. (1) for the frictions: the mean cosine with the exact friction
     gradient, on the pushes where the assumptions held in pybullet, is at least
-    ``threshold``."""
+    ``threshold``. ``schedules`` (:func:`schedule_errors`) add what the direction costs in
+    test error when both run under the same schedule."""
     if not isinstance(pooled, PooledCosines):
         raise TypeError(f"pooled must be PooledCosines, got {type(pooled).__name__}")
+    costs = _schedule_text(schedules)
     measured = len(pooled.friction) > 0
     mean = float(pooled.friction.mean()) if measured else float("nan")
     holds = measured and mean >= threshold
@@ -155,7 +180,7 @@ def direction_claim(pooled: PooledCosines, threshold: float = DIRECTION_THRESHOL
             f"{pooled.mass.mean():.2f} for the masses): it keeps only each cell's own friction "
             "impulse, while through the rigid body a change of one cell's friction also changes "
             "the joint and finger impulses and so the motion of every other cell, which the "
-            "assumptions do not remove."
+            "assumptions do not remove." + costs
         )
     return Verdict(
         "song2020-algorithm1-direction",
@@ -332,6 +357,48 @@ def friction_model_rows(by_model: dict[int, ProtocolErrors]) -> list[dict]:
                 **{f"{n} (mm)": v for n, v in within.items()},
                 "mean (mm)": 1e3 * errors.headline[method],
             })
+    return rows
+
+
+def schedule_errors(runs: Sequence[MethodRun]) -> dict[tuple[str, str], float]:
+    """The direction/schedule ablation
+    (:func:`~physid.pushing.chapters.pushing_identify.schedule_ablation`) summed up: for each
+    (direction's method, schedule's method), the test error within
+    :data:`~physid.pushing.chapters.pushing_identify.HEADLINE_SECONDS`, mean over the runs on
+    the paper's objects (the headline's statistic)."""
+    pairs = {(r.method, r.schedule or r.method) for r in runs}
+    if not pairs:
+        raise ValueError("runs must hold at least one run")
+    return {pair: float(np.mean([r.test_error_at(seconds=HEADLINE_SECONDS) for r in runs
+                                 if (r.method, r.schedule or r.method) == pair
+                                 and r.object in PAPER_OBJECTS]))
+            for pair in sorted(pairs, key=lambda p: (HEADLINE_METHODS.index(p[0]),
+                                                     p[0] != p[1]))}
+
+
+def schedule_rows(runs: Sequence[MethodRun]) -> list[dict]:
+    """Rows of the direction/schedule table: the direction, the schedule, how far the schedule
+    lets a mass and a friction coordinate travel in the unit box
+    (:func:`~physid.pushing.identify.travel_cap`), the test error within
+    :data:`~physid.pushing.chapters.pushing_identify.HEADLINE_SECONDS` per object (mm, mean
+    over experiments) and over the paper's objects."""
+    means = schedule_errors(runs)
+    objects = list(dict.fromkeys(r.object for r in runs))
+    rows = []
+    for (method, schedule), mean in means.items():
+        chosen = [r for r in runs if (r.method, r.schedule or r.method) == (method, schedule)]
+        mass_cap, friction_cap = travel_cap(schedule_options(schedule))
+        rows.append({
+            "direction": "Algorithm 1's" if method == "algorithm1" else "exact gradient",
+            "schedule": ("Algorithm 1's (§6)" if schedule == "algorithm1"
+                         else "exact descent's") + (" (its own)" if method == schedule else ""),
+            "mass travel (box)": mass_cap,
+            "friction travel (box)": friction_cap,
+            **{f"{n} (mm)": 1e3 * float(np.mean([r.test_error_at(seconds=HEADLINE_SECONDS)
+                                                 for r in chosen if r.object == n]))
+               for n in objects},
+            "mean (mm)": 1e3 * mean,
+        })
     return rows
 
 

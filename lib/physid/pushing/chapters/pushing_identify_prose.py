@@ -42,9 +42,10 @@ from physid.pushing.chapters.pushing_identify_claims import (
     cosine_text,
     listing,
     mm,
+    schedule_errors,
     slope_text,
 )
-from physid.pushing.identify import METHODS
+from physid.pushing.identify import METHODS, travel_cap
 
 __all__ = [
     "algorithm1_prose",
@@ -63,6 +64,7 @@ __all__ = [
     "protocol_prose",
     "push_counts_prose",
     "robot_prose",
+    "schedule_prose",
     "search_prose",
 ]
 
@@ -297,8 +299,30 @@ def friction_model_prose(by_model: dict[int, ProtocolErrors]) -> dict[str, Any]:
         parts.append(f"with {name} the floor is {mm(floor)}, Algorithm 1 reaches "
                      f"{mm(errors.headline['algorithm1'])} and exact-gradient descent "
                      f"{mm(errors.headline['autograd-rigid'])}")
-    return {"friction_models_text": listing(parts),
+    return {"friction_models_text": "; ".join(parts),
             "friction_model_counts_text": listing([str(d) for d in by_model])}
+
+
+def schedule_prose(runs: Sequence[MethodRun]) -> dict[str, Any]:
+    """The direction/schedule ablation in words (``runs``:
+    :func:`~physid.pushing.chapters.pushing_identify.schedule_ablation`): each direction under
+    each schedule, and how far each schedule lets a coordinate travel."""
+    errors = schedule_errors(runs)
+    alg1_mass, alg1_friction = travel_cap(study.schedule_options("algorithm1"))
+    descent_mass, descent_friction = travel_cap(study.schedule_options("autograd-rigid"))
+
+    def at(method: str, schedule: str) -> str:
+        return mm(errors.get((method, schedule), float("nan")))
+
+    return {
+        "schedule_text": (
+            f"Algorithm 1's direction reaches {at('algorithm1', 'algorithm1')} under its own "
+            f"schedule and {at('algorithm1', 'autograd-rigid')} under exact descent's; the "
+            f"exact gradient reaches {at('autograd-rigid', 'autograd-rigid')} under its own "
+            f"and {at('autograd-rigid', 'algorithm1')} under Algorithm 1's"),
+        "alg1_friction_cap": alg1_friction, "alg1_mass_cap": alg1_mass,
+        "descent_friction_cap": descent_friction, "descent_mass_cap": descent_mass,
+    }
 
 
 def maps_prose(contrasts: FeatureContrasts) -> dict[str, Any]:
