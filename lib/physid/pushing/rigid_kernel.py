@@ -21,7 +21,7 @@ A walk crosses many pieces (about 58 per sliding step of the hammer with the pap
 directions, thousands with 64), and each piece's line solve sorted all ``kL`` kinks. Since ω is
 continuous in the slip, the end of the last piece is a guess a kink or two from the next
 minimum: the line solve hops from it across those kinks, one pass over the lines per hop,
-and sorts only when the guess is more than :data:`_HOPS` kinks away (``_line_hops``); a
+and sorts only when the guess is more than ``_HOPS`` kinks away (``_line_hops``); a
 stick starts from the previous step's ω the same way. Measured on the 88-cell hammer, one
 line solve: 4.5 → 2.0 µs with 4 directions, 140 → 17 µs with 64; the sliding batch of the
 benchmark 0.22 → 0.13 s; results equal to 1e-15 m. Trying only the two sides of each cell's
