@@ -146,19 +146,7 @@ def _line_hops(a, lin, c, p, q, tol, guess, line):
         tied = -1
         tied_low = tied_high = 0
         for i in range(k):
-            vmax = -math.inf
-            qmax = 0.0
-            for j in range(n_lines):
-                vmax = max(vmax, p[j] + q[i, j] * w)
-                qmax = max(qmax, abs(q[i, j]))
-            bar = vmax - tol * (pmax + qmax * abs(w))
-            low = high = -1
-            for j in range(n_lines):
-                if p[j] + q[i, j] * w >= bar:
-                    if low < 0 or q[i, j] < q[i, low]:
-                        low = j
-                    if high < 0 or q[i, j] > q[i, high]:
-                        high = j
+            low, high, _ = _tied(p, q, i, w, tol, pmax)
             line[i] = low * n_lines + high
             if low != high and c[i] > 0:
                 if tied >= 0:
@@ -200,6 +188,28 @@ def _line_hops(a, lin, c, p, q, tol, guess, line):
             return True, False, smooth, 0, 0
         w = nearest
     return False, False, 0.0, 0, 0
+
+
+@_jit
+def _tied(p, q, i, w, tol, pmax):
+    """The lines of cell ``i`` that attain its envelope at ``w`` (to the tolerance ``tol`` of
+    the optimality check): the one of least slope, the one of largest (they differ only at a
+    kink), and the largest ``|q_ij|``."""
+    n_lines = q.shape[1]
+    vmax = -math.inf
+    qmax = 0.0
+    for j in range(n_lines):
+        vmax = max(vmax, p[j] + q[i, j] * w)
+        qmax = max(qmax, abs(q[i, j]))
+    bar = vmax - tol * (pmax + qmax * abs(w))
+    low = high = -1
+    for j in range(n_lines):
+        if p[j] + q[i, j] * w >= bar:
+            if low < 0 or q[i, j] < q[i, low]:
+                low = j
+            if high < 0 or q[i, j] > q[i, high]:
+                high = j
+    return low, high, qmax
 
 
 @_jit
@@ -246,21 +256,10 @@ def _line_finish(a, lin, c, p, q, tol, at_kink, guess, kc, kp, line, known):
     right = 0.0
     size = abs(a * omega) + abs(lin)
     for i in range(k):
-        vmax = -math.inf
-        qmax = 0.0
-        for j in range(n_lines):
-            vmax = max(vmax, p[j] + q[i, j] * omega)
-            qmax = max(qmax, abs(q[i, j]))
+        low, high, qmax = _tied(p, q, i, omega, tol, pmax)
         size += c[i] * qmax
-        bar = vmax - tol * (pmax + qmax * abs(omega))
-        hi = -math.inf
-        lo = math.inf
-        for j in range(n_lines):
-            if p[j] + q[i, j] * omega >= bar:
-                hi = max(hi, q[i, j])
-                lo = min(lo, q[i, j])
-        right += c[i] * hi
-        left += c[i] * lo
+        right += c[i] * q[i, high]
+        left += c[i] * q[i, low]
     g_left = a * omega + lin + left
     g_right = a * omega + lin + right
     ok = (g_left <= 1e-8 * size) and (g_right >= -1e-8 * size) and math.isfinite(omega)
