@@ -73,6 +73,9 @@ def test_friction_models_run_the_headline_with_every_model(tmp_path, monkeypatch
     assert runs[:2] == protocol
     assert [r.method for r in runs[2:]] == list(HEADLINE_METHODS)
     assert runs[2].floor != runs[0].floor
+    for run in runs:  # the floor per test push, and what the finger did on each in pybullet
+        assert run.floor == pytest.approx(float(run.floor_pushes.mean()), rel=1e-12)
+        assert len(run.floor_pushes) == len(run.test_slid) == len(run.test_lost_contact) == 2
 
 
 def test_schedule_ablation_runs_each_direction_under_each_schedule(tmp_path, monkeypatch):

@@ -227,6 +227,25 @@ def test_schedule_rows_give_each_direction_under_each_schedule():
         claims.schedule_errors([])
 
 
+def test_floor_rows_sum_up_the_floor_per_push_and_flag_the_finger():
+    run = replace(_run("algorithm1"), floor_pushes=np.array([0.002, 0.004, 0.060]),
+                  test_slid=np.array([False, False, True]),
+                  test_lost_contact=np.array([False, True, False]))
+    other = replace(run, friction_dirs=16, floor_pushes=np.array([0.002, 0.003, 0.010]))
+    rows = claims.floor_rows([other, run, replace(run, method="autograd-rigid")])
+    assert [r["friction model"] for r in rows] == ["4 directions (the paper's D)",
+                                                   "16 directions"]
+    assert rows[0]["mean (mm)"] == pytest.approx(22.0)
+    assert rows[0]["median (mm)"] == pytest.approx(4.0)
+    assert rows[0]["worst (mm)"] == pytest.approx(60.0)
+    assert (rows[0]["finger slid"], rows[0]["finger lost contact"]) == (1, 1)
+    assert rows[0]["mean over the others (mm)"] == pytest.approx(2.0)
+    every = replace(run, test_slid=np.ones(3, bool))
+    assert claims.floor_rows([every])[0]["mean over the others (mm)"] is None
+    with pytest.raises(ValueError, match="^runs"):
+        claims.floor_rows([replace(run, method="random")])
+
+
 def test_friction_model_errors_and_rows_put_the_papers_model_first():
     runs = [_run("algorithm1", (0.019, 0.017), floor=0.016),
             _run("autograd-rigid", (0.019, 0.015), floor=0.016)]

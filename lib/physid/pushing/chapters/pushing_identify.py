@@ -14,7 +14,7 @@ Sizes per scale are in :data:`SIZES`; the pybullet data of every experiment is c
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -198,7 +198,10 @@ class MethodRun:
     the push (``start``, (k, 2)); the identified and true identifiable maps (k,), the truth's
     own test error (the model's floor), why it stopped, what it used, the friction model
     (the directions of D) it identified and predicted with, and the method whose step
-    schedule it took (``schedule``; its own when empty, :func:`schedule_ablation`)."""
+    schedule it took (``schedule``; its own when empty, :func:`schedule_ablation`). Per test
+    push (B,): the truth's error (``floor_pushes``, whose mean is ``floor``) and whether the
+    finger slid along the object or lost contact in pybullet (``test_slid``,
+    ``test_lost_contact``)."""
 
     object: str
     experiment: int
@@ -220,6 +223,9 @@ class MethodRun:
     used_seconds: float
     friction_dirs: int = PAPER_DIRS
     schedule: str = ""
+    floor_pushes: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    test_slid: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    test_lost_contact: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
     def test_error_at(self, simulations: float | None = None,
                       seconds: float | None = None) -> float:
@@ -249,15 +255,17 @@ def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
         final = target.final_positions(masses, frictions, ex.test)
         observed = ex.test.positions[:, -1].expand_as(final)
         test = cell_position_error(final, observed).mean(1).numpy()
-        floor = float(target.final_error(ex.obj.masses[None], ex.obj.frictions[None],
-                                         ex.test)[0])
+        truth = target.final_positions(ex.obj.masses[None], ex.obj.frictions[None], ex.test)
+        floors = cell_position_error(truth, ex.test.positions[:, -1].expand_as(truth))
     return MethodRun(
         name, index, method, np.array(h.simulations), np.array(h.seconds), np.array(h.loss),
         np.array(points), test, identifiable_map(masses, frictions).numpy(),
         final[:, 0].numpy(), ex.test.positions[0, -1].numpy(), ex.test.positions[0, 0].numpy(),
         identifiable_map(torch.as_tensor(run.masses), torch.as_tensor(run.frictions)).numpy(),
-        identifiable_map(ex.obj.masses, ex.obj.frictions).numpy(), floor, run.stopped,
-        run.simulations, run.seconds, friction_dirs, schedule,
+        identifiable_map(ex.obj.masses, ex.obj.frictions).numpy(), float(floors.mean(1)[0]),
+        run.stopped,
+        run.simulations, run.seconds, friction_dirs, schedule, floors[0].numpy(),
+        ex.test.slid.numpy(), ex.test.lost_contact.numpy(),
     )
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "direction_claim",
     "feature_contrasts",
     "finite_differences_claim",
+    "floor_rows",
     "friction_model_errors",
     "friction_model_rows",
     "gradient_slopes",
@@ -398,6 +399,37 @@ def schedule_rows(runs: Sequence[MethodRun]) -> list[dict]:
                                                  for r in chosen if r.object == n]))
                for n in objects},
             "mean (mm)": 1e3 * mean,
+        })
+    return rows
+
+
+def floor_rows(runs: Sequence[MethodRun]) -> list[dict]:
+    """Rows of the per-push floors: for each friction model and object, the truth's test error
+    per push (from the Algorithm 1 runs with their own schedule, pooled over experiments):
+    the mean (the paper's statistic, and the headline's), the median, the worst, and the mean
+    over the pushes where the finger neither slid along the object nor lost contact in
+    pybullet, with how many pushes it slid or lost contact on."""
+    groups: dict[tuple[int, str], list[MethodRun]] = {}
+    for r in runs:
+        if r.method == "algorithm1" and not r.schedule and len(r.floor_pushes):
+            groups.setdefault((r.friction_dirs, r.object), []).append(r)
+    if not groups:
+        raise ValueError("runs must hold an Algorithm 1 run with its per-push floors")
+    rows = []
+    for (dirs, name), chosen in sorted(groups.items(), key=lambda g: (g[0][0] != PAPER_DIRS,
+                                                                       g[0][0])):
+        floors = np.concatenate([r.floor_pushes for r in chosen])
+        slid = np.concatenate([r.test_slid for r in chosen])
+        lost = np.concatenate([r.test_lost_contact for r in chosen])
+        clean = ~(slid | lost)
+        rows.append({
+            "friction model": _model_name(dirs), "object": name, "pushes": len(floors),
+            "mean (mm)": 1e3 * float(floors.mean()),
+            "median (mm)": 1e3 * float(np.median(floors)),
+            "worst (mm)": 1e3 * float(floors.max()),
+            "finger slid": int(slid.sum()), "finger lost contact": int(lost.sum()),
+            "mean over the others (mm)": 1e3 * float(floors[clean].mean()) if clean.any()
+            else None,
         })
     return rows
 
