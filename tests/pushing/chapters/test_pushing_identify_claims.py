@@ -255,11 +255,13 @@ def test_friction_model_errors_and_rows_put_the_papers_model_first():
     assert list(by_model) == [4, 16]
     assert by_model[16].floor == {"crimp": 0.008}
     assert by_model[4].headline["autograd-rigid"] == pytest.approx(0.015)
-    rows = claims.friction_model_rows(by_model)
+    rows = claims.friction_model_rows(by_model, runs16 + runs)
     assert [r["friction model"] for r in rows] == (
         ["4 directions (the paper's D)"] * 3 + ["16 directions"] * 3)
     assert rows[0]["estimate"] == "the truth (floor)" and rows[0]["mean (mm)"] == 16.0
     assert rows[4]["crimp (mm)"] == pytest.approx(11.0)
+    assert rows[0]["simulations used"] is None and rows[1]["simulations used"] == 8.0
+    assert claims.friction_model_rows(by_model, [])[1]["simulations used"] is None
     with pytest.raises(ValueError, match="^runs"):
         claims.friction_model_errors([], ("crimp",), BUDGET)
 

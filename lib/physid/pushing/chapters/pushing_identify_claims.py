@@ -339,17 +339,26 @@ def _model_name(dirs: int) -> str:
     return f"{dirs} directions" + (" (the paper's D)" if dirs == PAPER_DIRS else "")
 
 
-def friction_model_rows(by_model: dict[int, ProtocolErrors]) -> list[dict]:
+def friction_model_rows(by_model: dict[int, ProtocolErrors],
+                        runs: Sequence[MethodRun]) -> list[dict]:
     """Rows of the friction-model table: per model, the floor and each headline method's test
     error within :data:`~physid.pushing.chapters.pushing_identify.HEADLINE_SECONDS` per object
-    (mm) and their mean over the paper's objects, the headline's statistic."""
+    (mm) and their mean over the paper's objects, the headline's statistic, with the
+    simulations each method spent in its budget, mean over its ``runs``
+    (:func:`~physid.pushing.chapters.pushing_identify.friction_models`)."""
+    def used(dirs: int, method: str) -> float | None:
+        spent = [r.used_simulations for r in runs
+                 if r.friction_dirs == dirs and r.method == method and not r.schedule]
+        return float(np.mean(spent)) if spent else None
+
     rows = []
     for dirs, errors in by_model.items():
         paper = errors.paper_objects
         floor = {f"{n} (mm)": 1e3 * errors.floor[n] for n in errors.objects}
         rows.append({"friction model": _model_name(dirs), "estimate": "the truth (floor)",
                      **floor,
-                     "mean (mm)": 1e3 * float(np.mean([errors.floor[n] for n in paper]))})
+                     "mean (mm)": 1e3 * float(np.mean([errors.floor[n] for n in paper])),
+                     "simulations used": None})
         for method in HEADLINE_METHODS:
             within = {n: 1e3 * errors.end_within[method][n] for n in errors.objects}
             rows.append({
@@ -357,6 +366,7 @@ def friction_model_rows(by_model: dict[int, ProtocolErrors]) -> list[dict]:
                 "estimate": f"{METHODS[method].label}, {HEADLINE_SECONDS:g} s",
                 **{f"{n} (mm)": v for n, v in within.items()},
                 "mean (mm)": 1e3 * errors.headline[method],
+                "simulations used": used(dirs, method),
             })
     return rows
 
