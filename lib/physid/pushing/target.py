@@ -247,13 +247,20 @@ class PushingTarget(Target):
                 finals.append(positions[:, -1])
         return torch.cat(finals).reshape(n, b, self.k, 2)
 
-    def final_error(self, masses: Tensor, frictions: Tensor, data: Observations | None = None
+    def push_errors(self, masses: Tensor, frictions: Tensor, data: Observations | None = None
                     ) -> Tensor:
-        """:meth:`rollout_error` of physical ``masses`` and ``frictions`` (N, k), which need
-        not lie in the search box (the ground truth's error is the model's floor)."""
+        """The final cell-position error (N, B) of each push of ``data`` (default: the
+        training pushes) with physical ``masses`` and ``frictions`` (N, k), which need not lie
+        in the search box (the ground truth's error is the model's floor)."""
         data = self.data if data is None else data
         final = self.final_positions(masses, frictions, data)
-        return cell_position_error(final, data.positions[:, -1].expand_as(final)).mean(1)
+        return cell_position_error(final, data.positions[:, -1].expand_as(final))
+
+    def final_error(self, masses: Tensor, frictions: Tensor, data: Observations | None = None
+                    ) -> Tensor:
+        """:meth:`rollout_error` of physical ``masses`` and ``frictions`` (N, k): the mean
+        over pushes of :meth:`push_errors`."""
+        return self.push_errors(masses, frictions, data).mean(1)
 
 
 def _select(batch: PushBatch, index: Tensor) -> PushBatch:

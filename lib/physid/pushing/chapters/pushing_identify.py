@@ -255,16 +255,14 @@ def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
         final = target.final_positions(masses, frictions, ex.test)
         observed = ex.test.positions[:, -1].expand_as(final)
         test = cell_position_error(final, observed).mean(1).numpy()
-        truth = target.final_positions(ex.obj.masses[None], ex.obj.frictions[None], ex.test)
-        floors = cell_position_error(truth, ex.test.positions[:, -1].expand_as(truth))
+        floors = target.push_errors(ex.obj.masses[None], ex.obj.frictions[None], ex.test)
     return MethodRun(
         name, index, method, np.array(h.simulations), np.array(h.seconds), np.array(h.loss),
         np.array(points), test, identifiable_map(masses, frictions).numpy(),
         final[:, 0].numpy(), ex.test.positions[0, -1].numpy(), ex.test.positions[0, 0].numpy(),
         identifiable_map(torch.as_tensor(run.masses), torch.as_tensor(run.frictions)).numpy(),
         identifiable_map(ex.obj.masses, ex.obj.frictions).numpy(), float(floors.mean(1)[0]),
-        run.stopped,
-        run.simulations, run.seconds, friction_dirs, schedule, floors[0].numpy(),
+        run.stopped, run.simulations, run.seconds, friction_dirs, schedule, floors[0].numpy(),
         ex.test.slid.numpy(), ex.test.lost_contact.numpy(),
     )
 
