@@ -22,7 +22,9 @@ from physid.pushing import (
 from physid.pushing.bullet import (
     CONTACT_STIFFNESS,
     FINGER_LATERAL_FRICTION,
+    SETUPS,
     SKIN_MASS,
+    BulletSetup,
     create_finger,
     create_object,
     create_table,
@@ -149,6 +151,55 @@ def test_bad_arguments_raise():
         simulate_bullet(box, Push((0.0, -0.02), (0.0, -1.0)), [0.1])
     with pytest.raises(TypeError, match="^finger must be a Finger"):
         simulate_bullet(box, push, [0.1], finger=0.015)
+
+
+def test_setups_are_checked_before_any_work():
+    box = rectangle(2, 3, 0.02, 0.01, 0.4)
+    push = Push((0.0, -0.02), (0.0, 1.0), duration=0.1)
+    assert SETUPS.names()[0] == "book" and SETUPS["book"] == BulletSetup("book", SETUPS[
+        "book"].label)
+    with pytest.raises(ValueError, match="^setup must be one of"):
+        simulate_bullet(box, push, [0.1], setup="glass")
+    with pytest.raises(TypeError, match="^setup must be a BulletSetup"):
+        simulate_bullet(box, push, [0.1], setup=3)
+    with pytest.raises(ValueError, match="^finger_shape must be one of"):
+        BulletSetup("cone", "a cone", finger_shape="cone")
+    with pytest.raises(ValueError, match="^table_stiffness must be > 0"):
+        BulletSetup("soft", "too soft", table_stiffness=0.0)
+
+
+def test_the_setups_make_the_finger_and_table_they_name(client):
+    obj = load_object("hammer")
+    push = random_pushes(obj, 1, seed=0, duration=0.5)[0]
+    body = create_object(client, obj, setup="authors")
+    assert p.getDynamicsInfo(body, 0, physicsClientId=client)[9] == -1.0  # rigid table contact
+    finger = create_finger(client, obj, body, push, setup="authors")
+    assert p.getCollisionShapeData(finger, -1, physicsClientId=client)[0][2] == p.GEOM_BOX
+    yaw = p.getEulerFromQuaternion(
+        p.getBasePositionAndOrientation(finger, physicsClientId=client)[1])[2]
+    assert yaw == pytest.approx(math.atan2(push.direction[1], push.direction[0]))
+    soft = create_object(client, obj, setup="soft-table")
+    info = p.getDynamicsInfo(soft, 0, physicsClientId=client)
+    assert info[9] == pytest.approx(0.1 * CONTACT_STIFFNESS * obj.masses[0].item())
+
+
+def test_a_box_finger_pushes_a_face_flat_and_keeps_the_object_from_turning():
+    """A centred push by the disc and by the box move the box alike; an off-centre push turns
+    it less with the box's flat face against the object's than with the disc."""
+    times = [0.0, 0.5]
+    off = Push((0.04, -0.04), (0.0, 1.0), duration=0.5)
+    disc = simulate_bullet(BOX, [CENTRED, off], times)
+    box = simulate_bullet(BOX, [CENTRED, off], times, setup="box-finger")
+    np.testing.assert_allclose(box.positions[0, -1].numpy(), disc.positions[0, -1].numpy(),
+                               atol=2e-3)
+    assert bool(box.contact.touching[0, -100:].all())
+
+    def turn(run):
+        start, end = run.positions[1, 0].numpy(), run.positions[1, -1].numpy()
+        a, b = start[-1] - start[0], end[-1] - end[0]
+        return abs(math.atan2(a[0] * b[1] - a[1] * b[0], a @ b))
+
+    assert turn(box) < turn(disc)
 
 
 def test_a_centred_push_translates_without_turning():

@@ -323,6 +323,9 @@ def test_observe_rejects_before_simulating(box, no_bullet):
     raises(ValueError, "frictions", observe, box, pushes, masses,
            torch.full((k,), math.inf, dtype=F64))
     raises(TypeError, "obj", observe, "box", pushes, masses, frictions)
+    raises(ValueError, "setup", observe, box, pushes, masses, frictions, setup="glass")
+    raises(ValueError, "setup", observe, box, pushes, masses, frictions, world="rigid",
+           setup="authors")
 
 
 @pytest.mark.parametrize(

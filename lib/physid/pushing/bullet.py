@@ -43,6 +43,13 @@ before the push starts; times count from the start of the push. Cell positions a
 forward kinematics: without it pybullet returns the link poses of the step before (0.8 mm behind
 at 0.2 m/s).
 
+Setups. What the "real world" is made of is a choice, registered in :data:`SETUPS` by name
+(:class:`BulletSetup`): the finger's shape (the book's disc, or the authors' 3 × 3 × 10 cm box
+of side ``2 × finger.radius``, turned face-on to the push) and the table contacts (compliant
+with a stiffness and damping per kg of the cell, or Bullet's default rigid contact, the
+authors'). ``"book"`` is the default everywhere; the identification chapter measures the others'
+part in the model's floor.
+
 Remaining differences from the engines (the reality gap): Bullet's friction is a circular cone
 at each of a cell's several contact points, not the polygon of D (for 4 directions the engines'
 friction is up to 1/√2 weaker for diagonal motion), and it includes each cell's frictional
@@ -62,6 +69,7 @@ skin is one link) raises ValueError.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -69,7 +77,8 @@ from torch import Tensor
 
 from physid.core.constants import GRAVITY
 from physid.core.quiet_bullet import import_pybullet
-from physid.core.validate import check_count, check_positive
+from physid.core.registry import Registry
+from physid.core.validate import check_choice, check_count, check_positive
 from physid.pushing.finger import (
     FINGER,
     ContactRecord,
@@ -90,6 +99,8 @@ from physid.pushing.simulate import Trajectory, sample_indices
 
 __all__ = [
     "BULLET_DT",
+    "SETUPS",
+    "BulletSetup",
     "PreparedPush",
     "FINGER_HEIGHT",
     "FINGER_LATERAL_FRICTION",
@@ -124,6 +135,60 @@ SKIN_MASS = 1e-6
 MAX_COMPOUND_SHAPES = 16
 #: A finger–skin contact point this close (m) counts as touching, even without force.
 TOUCH_DISTANCE = 1e-4
+
+
+#: The finger shapes of a :class:`BulletSetup`.
+FINGER_SHAPES = ("disc", "box")
+
+
+@dataclass(frozen=True)
+class BulletSetup:
+    """How the pybullet world is made (module docstring, "Setups").
+
+    ``finger_shape``: ``"disc"`` (an upright cylinder of radius ``finger.radius``) or ``"box"``
+    (an upright square box of side ``2 × finger.radius``, a face towards the push direction).
+    ``table_stiffness`` and ``table_damping``: each cell's table contact, per kg of the cell
+    (N/m/kg, N s/m/kg); ``None`` for Bullet's default rigid contact. ``label`` names it in
+    tables; ``source`` says whose choice it is."""
+
+    name: str
+    label: str
+    finger_shape: str = "disc"
+    table_stiffness: float | None = CONTACT_STIFFNESS
+    table_damping: float = CONTACT_DAMPING
+    source: str = "the book"
+
+    def __post_init__(self) -> None:
+        check_choice("finger_shape", self.finger_shape, FINGER_SHAPES)
+        if self.table_stiffness is not None:
+            object.__setattr__(self, "table_stiffness",
+                               check_positive("table_stiffness", self.table_stiffness))
+        object.__setattr__(self, "table_damping",
+                           check_positive("table_damping", self.table_damping))
+
+
+#: The pybullet setups by name; ``"book"`` is the default of every function here.
+SETUPS: Registry[BulletSetup] = Registry("setup", BulletSetup)
+SETUPS.add(BulletSetup("book", "disc finger, compliant table (the book's)"))
+SETUPS.add(BulletSetup("box-finger", "box finger, compliant table", finger_shape="box",
+                       source="the authors' finger"))
+SETUPS.add(BulletSetup("stiff-table", "disc finger, table 10× stiffer",
+                       table_stiffness=10 * CONTACT_STIFFNESS,
+                       table_damping=10**0.5 * CONTACT_DAMPING))
+SETUPS.add(BulletSetup("soft-table", "disc finger, table 10× softer",
+                       table_stiffness=0.1 * CONTACT_STIFFNESS,
+                       table_damping=0.1**0.5 * CONTACT_DAMPING))
+SETUPS.add(BulletSetup("authors", "box finger, rigid table (the authors')", finger_shape="box",
+                       table_stiffness=None, source="the authors' setup"))
+
+
+def _setup(setup: object) -> BulletSetup:
+    """``setup`` (a :class:`BulletSetup` or a name in :data:`SETUPS`) as a setup."""
+    if isinstance(setup, BulletSetup):
+        return setup
+    if not isinstance(setup, str):
+        raise TypeError(f"setup must be a BulletSetup or a name, got {type(setup).__name__}")
+    return SETUPS.get(setup, "setup")
 
 
 def _numpy(name: str, values, default: Tensor) -> np.ndarray:
@@ -189,10 +254,11 @@ def create_object(
     masses: Tensor | None = None,
     frictions: Tensor | None = None,
     finger: Finger = FINGER,
+    setup: BulletSetup | str = "book",
 ) -> int:
     """``obj`` as a multibody resting on z = 0: links ``0 … k−1`` are the cells (cubes of side
-    a, compliant table contacts), links ``k …`` (one for the objects of the book) the rigid
-    skin the finger touches (module docstring), with friction
+    a, table contacts as ``setup`` says), links ``k …`` (one for the objects of the book) the
+    rigid skin the finger touches (module docstring), with friction
     ``finger.friction / FINGER_LATERAL_FRICTION``.
 
     Frictions above :data:`MAX_FRICTION` (Bullet's clamp of 10 on the combined coefficient)
@@ -200,13 +266,15 @@ def create_object(
     check_object(obj)
     _check_links(obj)
     _check_finger(finger)
+    setup = _setup(setup)
     m = _numpy("masses", masses, obj.masses)
     mu = _numpy("frictions", frictions, obj.frictions)
-    return _create_object(client, obj, m, mu, finger)
+    return _create_object(client, obj, m, mu, finger, setup)
 
 
 def _create_object(
-    client: int, obj: CellObject, m: np.ndarray, mu: np.ndarray, finger: Finger
+    client: int, obj: CellObject, m: np.ndarray, mu: np.ndarray, finger: Finger,
+    setup: BulletSetup,
 ) -> int:
     """:func:`create_object` of arguments already checked: masses ``m`` and frictions ``mu``
     (k,) as numpy arrays (:func:`_numpy`)."""
@@ -243,11 +311,12 @@ def _create_object(
         physicsClientId=client,
     )
     for i in range(k):
+        soft = {} if setup.table_stiffness is None else dict(
+            contactStiffness=setup.table_stiffness * float(m[i]),
+            contactDamping=setup.table_damping * float(m[i]))
         p.changeDynamics(body, i, lateralFriction=float(mu[i]), restitution=0.0,
-                         rollingFriction=0.0, spinningFriction=0.0,
-                         contactStiffness=CONTACT_STIFFNESS * float(m[i]),
-                         contactDamping=CONTACT_DAMPING * float(m[i]),
-                         linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
+                         rollingFriction=0.0, spinningFriction=0.0, linearDamping=0.0,
+                         angularDamping=0.0, physicsClientId=client, **soft)
     for link in range(k, n):
         p.changeDynamics(body, link, lateralFriction=finger.friction / FINGER_LATERAL_FRICTION,
                          restitution=0.0, rollingFriction=0.0, spinningFriction=0.0,
@@ -257,26 +326,39 @@ def _create_object(
 
 
 def create_finger(
-    client: int, obj: CellObject, body: int, push: Push, finger: Finger = FINGER
+    client: int, obj: CellObject, body: int, push: Push, finger: Finger = FINGER,
+    setup: BulletSetup | str = "book",
 ) -> int:
-    """The kinematic finger of ``push``: a mass-0 upright cylinder at
-    :func:`~physid.pushing.pushes.finger_start`, its bottom :data:`FINGER_LIFT` above the
-    table, that collides with the skin of ``body`` and with none of its cells."""
-    return _create_finger(client, obj, body, finger_start(push, finger), finger)
+    """The kinematic finger of ``push``: a mass-0 upright cylinder (or, as ``setup`` says, a
+    box face-on to the push) at :func:`~physid.pushing.pushes.finger_start`, its bottom
+    :data:`FINGER_LIFT` above the table, that collides with the skin of ``body`` and with none
+    of its cells."""
+    return _create_finger(client, obj, body, finger_start(push, finger), finger, _setup(setup),
+                          push.direction)
 
 
 def _create_finger(
-    client: int, obj: CellObject, body: int, start: np.ndarray, finger: Finger
+    client: int, obj: CellObject, body: int, start: np.ndarray, finger: Finger,
+    setup: BulletSetup, direction: Sequence[float],
 ) -> int:
     """:func:`create_finger` of arguments already checked, its centre starting at ``start``
-    (:func:`~physid.pushing.pushes.finger_start`)."""
+    (:func:`~physid.pushing.pushes.finger_start`), a box finger's face towards ``direction``."""
     p = import_pybullet()
-    shape = p.createCollisionShape(p.GEOM_CYLINDER, radius=finger.radius, height=FINGER_HEIGHT,
-                                   physicsClientId=client)
+    if setup.finger_shape == "box":
+        r = finger.radius
+        shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[r, r, FINGER_HEIGHT / 2],
+                                       physicsClientId=client)
+        yaw = float(np.arctan2(direction[1], direction[0]))
+        turn = [0.0, 0.0, float(np.sin(yaw / 2)), float(np.cos(yaw / 2))]
+    else:
+        shape = p.createCollisionShape(p.GEOM_CYLINDER, radius=finger.radius,
+                                       height=FINGER_HEIGHT, physicsClientId=client)
+        turn = [0.0, 0.0, 0.0, 1.0]
     pusher = p.createMultiBody(
         baseMass=0,
         baseCollisionShapeIndex=shape,
         basePosition=[float(start[0]), float(start[1]), FINGER_LIFT + FINGER_HEIGHT / 2],
+        baseOrientation=turn,
         physicsClientId=client,
     )
     p.changeDynamics(pusher, -1, lateralFriction=FINGER_LATERAL_FRICTION, restitution=0.0,
@@ -312,7 +394,7 @@ def _finger_contact(
     return True, float(force.sum()) * time_step, where.mean(0)
 
 
-def _one_push(obj, push, finger, indices, m, mu, time_step, settle_steps, gravity):
+def _one_push(obj, push, finger, indices, m, mu, time_step, settle_steps, gravity, setup):
     """Cell positions (S, k, 2) at the step ``indices`` and the finger's touching (T,),
     normal impulse (T,) and contact point (T, 2, object frame) over steps 1 … max(indices);
     every argument already checked by :func:`simulate_bullet` (masses ``m`` and frictions
@@ -323,10 +405,11 @@ def _one_push(obj, push, finger, indices, m, mu, time_step, settle_steps, gravit
         p.setGravity(0, 0, -gravity, physicsClientId=client)
         p.setTimeStep(time_step, physicsClientId=client)
         create_table(client)
-        body = _create_object(client, obj, m, mu, finger)
+        body = _create_object(client, obj, m, mu, finger, setup)
         for _ in range(settle_steps):
             p.stepSimulation(physicsClientId=client)
-        pusher = _create_finger(client, obj, body, _finger_start(push, finger), finger)
+        pusher = _create_finger(client, obj, body, _finger_start(push, finger), finger, setup,
+                                push.direction)
         k, wanted = len(obj), set(indices)
         recorded = {0: _cell_positions(client, body, k)} if 0 in wanted else {}
         velocity = [*push.velocity, 0.0]
@@ -383,6 +466,7 @@ def simulate_bullet(
     time_step: float = BULLET_DT,
     settle_steps: int = 48,
     gravity: float = GRAVITY,
+    setup: BulletSetup | str = "book",
 ) -> Trajectory:
     """Cell world positions recorded by pybullet at ``sample_times`` (multiples of
     ``time_step`` within the push), shaped like :func:`physid.pushing.simulate.simulate`'s:
@@ -391,6 +475,7 @@ def simulate_bullet(
     (T = last sample time / ``time_step`` steps: (T,) or (B, T)). Each push runs in its own
     ``p.connect(p.DIRECT)`` client, disconnected afterwards.
 
+    ``setup`` (a :class:`BulletSetup` or a name in :data:`SETUPS`) says how the world is made.
     ``time_step`` (s) and ``gravity`` (m/s²) must be > 0, ``settle_steps`` >= 0. Frictions
     (and ``finger.friction``) must lie in [0, :data:`MAX_FRICTION`]: Bullet clamps the product
     of two coefficients to 10, so a larger value would be silently capped. Every push must be
@@ -399,6 +484,7 @@ def simulate_bullet(
     """
     check_object(obj)
     _check_finger(finger)
+    setup = _setup(setup)
     time_step = check_positive("time_step", time_step)
     settle_steps = check_count("settle_steps", settle_steps, minimum=0)
     gravity = check_positive("gravity", gravity)
@@ -419,7 +505,7 @@ def simulate_bullet(
         # Checks sample_times against each push's duration; the indices are the same for all.
         indices = sample_indices(sample_times, time_step, q.duration)
     runs = [
-        _one_push(obj, q, finger, indices, m, mu, time_step, settle_steps, gravity)
+        _one_push(obj, q, finger, indices, m, mu, time_step, settle_steps, gravity, setup)
         for q in pushes
     ]
     positions, touching, impulse, points, yaws = (
@@ -472,9 +558,10 @@ class PreparedPush:
         p.setGravity(0, 0, -gravity, physicsClientId=self.client)
         p.setTimeStep(self.time_step, physicsClientId=self.client)
         create_table(self.client)
-        self.body = _create_object(self.client, obj, m, mu, finger)
+        book = SETUPS["book"]
+        self.body = _create_object(self.client, obj, m, mu, finger, book)
         self.pusher = _create_finger(self.client, obj, self.body, _finger_start(push, finger),
-                                     finger)
+                                     finger, book, push.direction)
 
     def run(self) -> np.ndarray:
         """Step the whole push; the cells' final world x–y (k, 2)."""

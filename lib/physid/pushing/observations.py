@@ -27,7 +27,7 @@ from torch import Tensor
 from physid.core.seeds import name_stream
 from physid.core.sweeps import cached
 from physid.core.validate import check_choice, check_count, check_positive, check_seed, check_tensor
-from physid.pushing.bullet import BULLET_DT, simulate_bullet
+from physid.pushing.bullet import BULLET_DT, SETUPS, simulate_bullet
 from physid.pushing.finger import FINGER, SLIDE_TOLERANCE, _contact_events, contact_events
 from physid.pushing.objects import OBJECT_NAMES, CellObject, check_object, load_object
 from physid.pushing.pushes import Push, random_pushes
@@ -169,14 +169,15 @@ class Observations:
 @cached
 def _bullet_run(name: str, cell_side: float, grid: np.ndarray, regions: tuple[str, ...],
                 pushes: tuple[Push, ...], masses: np.ndarray, frictions: np.ndarray,
-                times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """pybullet cell positions (B, S, k, 2) at ``times`` and, per push, whether the finger
-    slid on the object, lost contact after touching, and whether §6's assumptions held
-    (B, 3). Cached on disk: its arguments are plain data (joblib hashes torch tensors
-    differently on every call), the object is rebuilt from them."""
+                times: np.ndarray, setup: str = "book") -> tuple[np.ndarray, np.ndarray]:
+    """pybullet cell positions (B, S, k, 2) at ``times`` in the pybullet ``setup``
+    (:data:`physid.pushing.bullet.SETUPS`) and, per push, whether the finger slid on the
+    object, lost contact after touching, and whether §6's assumptions held (B, 3). Cached on
+    disk: its arguments are plain data (joblib hashes torch tensors differently on every
+    call), the object is rebuilt from them."""
     obj = CellObject(name, cell_side, grid, torch.as_tensor(masses), torch.as_tensor(frictions),
                      regions)
-    trajectory = simulate_bullet(obj, list(pushes), times)
+    trajectory = simulate_bullet(obj, list(pushes), times, setup=setup)
     events = contact_events(trajectory.contact, obj, FINGER)
     flags = np.stack([events.slid, events.lost_contact, events.assumptions_hold], 1)
     return trajectory.positions.numpy(), flags
@@ -197,17 +198,21 @@ def _engine_run(obj: CellObject, pushes: tuple[Push, ...], masses: Tensor, frict
 
 
 def observe(obj: CellObject, pushes: Sequence[Push], masses: Tensor, frictions: Tensor,
-            world: str = "bullet") -> Observations:
+            world: str = "bullet", setup: str = "book") -> Observations:
     """Run ``pushes`` of ``obj`` with the ground truth ``masses``, ``frictions`` (k,) in
     ``world`` and observe them every :data:`OBSERVATION_PERIOD` s, with one more sample a time
     step before each time for the twist: ``"bullet"`` is pybullet
-    (:func:`physid.pushing.bullet.simulate_bullet`, cached on disk by the run's full
-    configuration, the library's code and the package versions,
-    :func:`physid.core.sweeps.cached`), ``"rigid"`` is formulation 2 itself (no model gap, and
-    no link limit: for timings).
+    (:func:`physid.pushing.bullet.simulate_bullet` in the pybullet ``setup``, a name in
+    :data:`physid.pushing.bullet.SETUPS`; cached on disk by the run's full configuration, the
+    library's code and the package versions, :func:`physid.core.sweeps.cached`), ``"rigid"``
+    is formulation 2 itself (no model gap, and no link limit: for timings; ``setup`` must then
+    be ``"book"``).
     """
     check_object(obj)
     step = WORLDS[check_choice("world", world, sorted(WORLDS))]
+    setup = SETUPS.check(setup, "setup")
+    if world != "bullet" and setup != "book":
+        raise ValueError(f"setup must be 'book' for world {world!r}, got {setup!r}")
     pushes = tuple(pushes)
     if not pushes or not all(isinstance(p, Push) for p in pushes):
         raise ValueError(f"pushes must be a non-empty sequence of Push, got {pushes!r}")
@@ -227,7 +232,7 @@ def observe(obj: CellObject, pushes: Sequence[Push], masses: Tensor, frictions: 
     steps = np.unique(np.concatenate([ticks * np.arange(n + 1), ticks * np.arange(1, n + 1) - 1]))
     if world == "bullet":
         raw, flags = _bullet_run(obj.name, obj.cell_side, obj.grid, obj.regions, pushes,
-                                 masses.numpy(), frictions.numpy(), steps * step)
+                                 masses.numpy(), frictions.numpy(), steps * step, setup)
     else:
         raw, flags = _engine_run(obj, pushes, masses, frictions, steps * step)
     raw = torch.as_tensor(raw)

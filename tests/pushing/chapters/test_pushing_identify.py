@@ -21,6 +21,7 @@ from physid.pushing.chapters.pushing_identify import (
     schedule_options,
     shows_feature,
     steps_to,
+    world_ablation,
 )
 from physid.pushing.observations import observe
 from physid.pushing.target import PushingTarget
@@ -93,6 +94,21 @@ def test_schedule_ablation_runs_each_direction_under_each_schedule(tmp_path, mon
     assert schedule_options("algorithm1") == {"alpha": 0.03, "decay": 0.9, "mass_power": 0.5}
     with pytest.raises(ValueError, match="method"):
         schedule_options("annealing")
+
+
+def test_world_ablation_runs_the_test_pushes_in_every_setup(tmp_path, monkeypatch):
+    """One floor per setup and friction model; the book's setup gives the protocol's floors
+    (the same pybullet runs), the authors' another one."""
+    monkeypatch.setenv("PHYSID_CACHE", str(tmp_path))
+    floors = world_ablation("quick", seed=1)
+    assert [(f.setup, f.friction_dirs) for f in floors] == [
+        ("book", 4), ("book", 16), ("authors", 4), ("authors", 16)]
+    protocol = run_protocol("quick", seed=1, methods=("algorithm1",))
+    np.testing.assert_allclose(floors[0].floor_pushes, protocol[0].floor_pushes, rtol=1e-12)
+    np.testing.assert_array_equal(floors[0].slid, protocol[0].test_slid)
+    assert not np.allclose(floors[2].floor_pushes, floors[0].floor_pushes)
+    with pytest.raises(ValueError, match="^seed"):
+        world_ablation("quick", seed=-1)
 
 
 def test_log_slope_reads_a_power_law():

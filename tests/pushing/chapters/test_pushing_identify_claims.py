@@ -17,6 +17,7 @@ from physid.pushing.chapters.pushing_identify import (
     Directions,
     MethodRun,
     PushCountRun,
+    WorldFloor,
 )
 
 BUDGET = Budget(simulations=8, seconds=10.0)
@@ -207,6 +208,49 @@ def test_headline_claim_is_judged_with_the_papers_friction_model():
     assert holds.holds and "with 16 directions Algorithm 1 reaches 17.2 mm" in holds.ours
     with pytest.raises(TypeError, match="^models"):
         claims.headline_claim(paper, "Longer.", {16: {}})
+
+
+def _floors(setup, dirs, pushes, slid=(False, False, True), obj="crimp"):
+    n = len(pushes)
+    return WorldFloor(obj, 0, setup, dirs, np.array(pushes), np.array(slid[:n]),
+                      np.zeros(n, bool))
+
+
+def test_world_rows_sum_up_the_floor_per_setup_and_model():
+    floors = [_floors("book", 4, [0.02, 0.03, 0.04]), _floors("book", 16, [0.01, 0.01, 0.04]),
+              _floors("authors", 4, [0.03, 0.03, 0.06])]
+    means = claims.world_floors(floors)
+    assert means[("book", 4)] == pytest.approx(0.03)
+    assert claims.world_floors(floors, clean=True)[("book", 16)] == pytest.approx(0.01)
+    rows = claims.world_rows(floors)
+    assert [(r["pybullet setup"][:4], r["friction model"][:2]) for r in rows] == [
+        ("disc", "4 "), ("disc", "16"), ("box ", "4 ")]
+    assert rows[2]["mean (mm)"] == pytest.approx(40.0)
+    assert rows[2]["median push (mm)"] == pytest.approx(30.0)
+    assert rows[2]["finger slid"] == 1 and rows[2]["mean, other pushes (mm)"] == 30.0
+    with pytest.raises(ValueError, match="^floors"):
+        claims.world_floors([])
+
+
+def test_headline_failure_is_the_papers_only_where_no_setup_brings_its_floor_under():
+    """Blamed on the paper's friction model when its truth misses 1.5 cm in every pybullet
+    setup (all pushes and the clean ones); open when one setup brings it under."""
+    errors = _errors(final={"algorithm1": 0.0172})
+    high = [_floors("book", 4, [0.02, 0.02, 0.05]), _floors("authors", 4, [0.03, 0.04, 0.01]),
+            _floors("book", 16, [0.001, 0.002, 0.003])]
+    paper = _valid(claims.headline_claim(errors, "Longer.", worlds=high), "identify-world")
+    assert paper.cause == "paper" and paper.ablation == "identify-world"
+    assert "Across pybullet setups, with the paper's 4 directions the truth's own test error " \
+        "is 30.0 mm (disc finger" in paper.why
+    low = [*high[:1], _floors("authors", 4, [0.01, 0.01, 0.05])]
+    assert _valid(claims.headline_claim(errors, "Longer.", worlds=low),
+                  "identify-world").cause == "open"
+    clean_low = [_floors("book", 4, [0.01, 0.01, 0.05]), *high[1:]]  # 30 mm, 10 clean
+    assert _valid(claims.headline_claim(errors, "Longer.", worlds=clean_low),
+                  "identify-world").cause == "open"
+    assert _valid(claims.headline_claim(errors, "Longer."), "identify-fig3").cause == "open"
+    with pytest.raises(TypeError, match="^worlds"):
+        claims.headline_claim(errors, "Longer.", worlds=[{}])
 
 
 def test_schedule_rows_give_each_direction_under_each_schedule():

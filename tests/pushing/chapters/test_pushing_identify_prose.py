@@ -19,6 +19,7 @@ from physid.pushing.chapters.pushing_identify import (
     Identifiability,
     MethodRun,
     PushCountRun,
+    WorldFloor,
 )
 from physid.pushing.identify import METHODS
 
@@ -192,3 +193,17 @@ def test_push_counts_prose_compares_the_fewest_and_the_most_pushes():
                                                                               "2 steps")
     assert text["counts_most_end_text"] == "14.3 mm"
     assert text["counts_one_s"] == Bounded(0.2, 0, np.inf)
+
+
+def test_world_prose_gives_each_models_floor_per_setup():
+    def floor(setup, dirs, value):
+        return WorldFloor("crimp", 0, setup, dirs, np.array([value]), np.zeros(1, bool),
+                          np.zeros(1, bool))
+
+    text = prose.world_prose([floor("book", 4, 0.02), floor("authors", 4, 0.03),
+                              floor("book", 16, 0.01)])
+    assert text["world_text"] == (
+        "with 4 directions (the paper's) the floor is 20.0 mm in the book's setup and 30.0 mm "
+        "with the box finger, rigid table (the authors'); with 16 directions the floor is "
+        "10.0 mm in the book's setup")
+    assert text["world_setups_text"].startswith("disc finger, compliant table (the book's) and")

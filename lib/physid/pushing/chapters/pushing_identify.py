@@ -5,7 +5,10 @@
 * :func:`push_counts`: Algorithm 1 with 1 to 8 training pushes (Fig. 4b);
 * :func:`direction_study`: the cosine between Algorithm 1's direction and the exact gradient
   of Eq. (1), per push and iteration, against whether §6's assumptions held on the push;
-* :func:`gradient_cost`: seconds per gradient against the number of cells.
+* :func:`gradient_cost`: seconds per gradient against the number of cells;
+* :func:`world_ablation`: the truth's test error (the floor) with the test pushes run again in
+  each pybullet setup (:data:`physid.pushing.bullet.SETUPS`), per friction model: which part
+  of the floor is the engine's friction model and which the "real world"'s making.
 
 Sizes per scale are in :data:`SIZES`; the pybullet data of every experiment is cached on disk
 (:func:`physid.pushing.observations.make_experiment`).
@@ -24,6 +27,7 @@ from physid.core.sweeps import run_jobs
 from physid.core.threads import one_torch_thread
 from physid.core.validate import check_choice, check_count, check_positive, check_seed
 from physid.pushing.budget import Budget
+from physid.pushing.bullet import SETUPS
 from physid.pushing.identify import METHODS, identify
 from physid.pushing.objects import OBJECT_NAMES, CellObject, from_mask, load_object
 from physid.pushing.observations import (
@@ -49,6 +53,7 @@ __all__ = [
     "SCHEDULE_OPTIONS",
     "SIZES",
     "TARGET_ANALYTIC_SPEEDUP",
+    "WorldFloor",
     "CostPoint",
     "Directions",
     "Identifiability",
@@ -72,6 +77,7 @@ __all__ = [
     "run_protocol",
     "shows_feature",
     "steps_to",
+    "world_ablation",
 ]
 
 #: The paper's headline: under 1.5 cm mean cell error …
@@ -113,7 +119,8 @@ class IdentifySizes(Sizes):
     ``robot_objects``, ``robot_train`` and ``robot_test`` the simulated stand-in for the real
     robot's runs; ``long_object`` and ``long_budget`` (simulations) the longer runs of
     :func:`long_runs`; ``friction_models`` the directions of D the headline's methods
-    identify with (:func:`friction_models`, the paper's 4 first); ``n_jobs`` local workers.
+    identify with (:func:`friction_models`, the paper's 4 first); ``setups`` the pybullet
+    setups of :func:`world_ablation`; ``n_jobs`` local workers.
     """
 
     objects: tuple[str, ...]
@@ -137,7 +144,13 @@ class IdentifySizes(Sizes):
     long_object: str = "crimp"
     long_budget: int = 120
     friction_models: tuple[int, ...] = (PAPER_DIRS, 16)
+    setups: tuple[str, ...] = tuple(SETUPS)
     n_jobs: int = 2
+
+    def check(self) -> None:
+        """Every name of ``setups`` is a registered pybullet setup."""
+        for name in self.setups:
+            SETUPS.check(name, "setups")
 
 
 _ALL = tuple(METHODS)
@@ -154,7 +167,7 @@ SIZES = SizeTable(
         n_test=2, duration=0.5, budget=Budget(simulations=8, seconds=10.0), n_eval=2,
         push_counts=(1, 2), steps=2, cosine_iterations=1, cells=(10, 24), lcp_cells=(10,),
         cost_repeats=1, robot_objects=("crimp",), robot_train=1, robot_test=1,
-        long_budget=8,
+        long_budget=8, setups=("book", "authors"),
     ),
     default=IdentifySizes(
         objects=_PAPER_OBJECTS, map_objects=("toolbox", "book"), methods=_ALL, experiments=1,
@@ -379,6 +392,52 @@ def robot_standin(scale: str, seed: int = 0, scheduler: object = None) -> list[M
     jobs = [dict(name=n, index=0, method=m, s=s, seed=seed, **sized) for n in s.robot_objects
             for m in ("algorithm1", "autograd-rigid")]
     return run_jobs(_run_method, jobs, n_jobs=s.n_jobs, scheduler=scheduler)
+
+
+@dataclass(frozen=True)
+class WorldFloor:
+    """The truth's test error per push (``floor_pushes``, (B,), m) of one experiment's test
+    pushes run in the pybullet ``setup`` and predicted with ``friction_dirs`` directions of D,
+    and per push whether the finger slid along the object or lost contact there."""
+
+    object: str
+    experiment: int
+    setup: str
+    friction_dirs: int
+    floor_pushes: np.ndarray
+    slid: np.ndarray
+    lost_contact: np.ndarray
+
+
+def _world_floors(name: str, index: int, setup: str, s: IdentifySizes, seed: int
+                  ) -> list[WorldFloor]:
+    with one_torch_thread():
+        ex = _experiment(name, index, s, seed)
+        test = observe(ex.obj, ex.test.pushes, ex.obj.masses, ex.obj.frictions, setup=setup)
+        floors = []
+        for dirs in s.friction_models:
+            errors = PushingTarget(ex.train, friction_dirs=dirs).push_errors(
+                ex.obj.masses[None], ex.obj.frictions[None], test)
+            floors.append(WorldFloor(name, index, setup, dirs, errors[0].numpy(),
+                                     test.slid.numpy(), test.lost_contact.numpy()))
+    return floors
+
+
+def world_ablation(scale: str, seed: int = 0, scheduler: object = None) -> list[WorldFloor]:
+    """The protocol's test pushes on every experiment of ``SIZES[scale].objects``, run again
+    in each pybullet setup of ``setups`` (the same truths and pushes; the book's setup gives
+    the protocol's own floor) and predicted by the truth with each friction model of
+    ``friction_models``: one :class:`WorldFloor` per object, experiment, setup and model, one
+    job per object, experiment and setup."""
+    s = SIZES[scale]
+    seed = check_seed("seed", seed)
+    run_jobs(_prepare, [dict(name=n, index=i, s=s, seed=seed) for n in s.objects
+                        for i in range(s.experiments)], n_jobs=s.n_jobs, scheduler=scheduler)
+    jobs = [dict(name=n, index=i, setup=w, s=s, seed=seed) for n in s.objects
+            for i in range(s.experiments) for w in s.setups]
+    done = run_jobs(_world_floors, jobs, n_jobs=s.n_jobs, scheduler=scheduler,
+                    desc="pybullet setups")
+    return [floor for floors in done for floor in floors]
 
 
 #: Improvements at which the test error of a :func:`long_runs` run is evaluated.

@@ -25,6 +25,7 @@ import numpy as np
 
 from physid.book.display import Bounded, plural
 from physid.pushing import load_object, observations, target
+from physid.pushing.bullet import SETUPS
 from physid.pushing.chapters import pushing_identify as study
 from physid.pushing.chapters.pushing_identify import (
     CostPoint,
@@ -33,6 +34,7 @@ from physid.pushing.chapters.pushing_identify import (
     IdentifySizes,
     MethodRun,
     PushCountRun,
+    WorldFloor,
 )
 from physid.pushing.chapters.pushing_identify_claims import (
     CONVERGED_SHARE,
@@ -44,6 +46,7 @@ from physid.pushing.chapters.pushing_identify_claims import (
     mm,
     schedule_errors,
     slope_text,
+    world_floors,
 )
 from physid.pushing.identify import METHODS, travel_cap
 
@@ -66,6 +69,7 @@ __all__ = [
     "robot_prose",
     "schedule_prose",
     "search_prose",
+    "world_prose",
 ]
 
 
@@ -323,6 +327,26 @@ def schedule_prose(runs: Sequence[MethodRun]) -> dict[str, Any]:
         "alg1_friction_cap": alg1_friction, "alg1_mass_cap": alg1_mass,
         "descent_friction_cap": descent_friction, "descent_mass_cap": descent_mass,
     }
+
+
+def world_prose(floors: Sequence[WorldFloor]) -> dict[str, Any]:
+    """The world ablation in words (``floors``:
+    :func:`~physid.pushing.chapters.pushing_identify.world_ablation`): per friction model, the
+    floor in the book's setup and in each other setup (mean over the paper's objects), and the
+    largest change each kind of choice makes: the friction model's (the book's setup) and each
+    setup's against the book's (per model)."""
+    means = world_floors(floors)
+    models = sorted({d for _, d in means}, key=lambda d: (d != study.PAPER_DIRS, d))
+    setups = [w for w in SETUPS if any(k[0] == w for k in means)]
+    parts = []
+    for dirs in models:
+        name = f"{dirs} directions" + (" (the paper's)" if dirs == study.PAPER_DIRS else "")
+        others = ", ".join(f"{mm(means[(w, dirs)])} with the {SETUPS[w].label}"
+                           for w in setups if w != "book" and (w, dirs) in means)
+        parts.append(f"with {name} the floor is {mm(means[('book', dirs)])} in the book's "
+                     f"setup" + (f" and {others}" if others else ""))
+    return {"world_text": "; ".join(parts),
+            "world_setups_text": listing([SETUPS[w].label for w in setups])}
 
 
 def maps_prose(contrasts: FeatureContrasts) -> dict[str, Any]:
