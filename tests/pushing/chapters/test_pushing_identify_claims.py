@@ -19,6 +19,7 @@ from physid.pushing.chapters.pushing_identify import (
     PushCountRun,
     WorldFloor,
 )
+from physid.pushing.identify import METHODS
 
 BUDGET = Budget(simulations=8, seconds=10.0)
 CRIMP = load_object("crimp")
@@ -214,6 +215,22 @@ def _floors(setup, dirs, pushes, slid=(False, False, True), obj="crimp"):
     n = len(pushes)
     return WorldFloor(obj, 0, setup, dirs, np.array(pushes), np.array(slid[:n]),
                       np.zeros(n, bool))
+
+
+def test_gap_rows_give_each_methods_training_and_test_error():
+    runs = [replace(_run("algorithm1"), train_error=np.array([0.03, 0.012]), train_floor=0.014),
+            replace(_run("random", (0.019, 0.019)), train_error=np.array([0.03, 0.03]),
+                    train_floor=0.014)]
+    rows = claims.gap_rows(runs, ("crimp",))
+    assert [r["estimate"] for r in rows] == ["the truth (floors)", METHODS["algorithm1"].label,
+                                             METHODS["random"].label]
+    assert rows[0]["gap (mm)"] == pytest.approx(16.7 - 14.0)
+    assert rows[1]["training pushes (mm)"] == pytest.approx(12.0)
+    assert rows[1]["gap (mm)"] == pytest.approx(5.0)
+    with pytest.raises(ValueError, match="^runs must hold a run"):
+        claims.gap_rows(runs, ("hammer",))
+    with pytest.raises(ValueError, match="training error"):
+        claims.gap_rows([_run("algorithm1")], ("crimp",))
 
 
 def test_world_rows_sum_up_the_floor_per_setup_and_model():

@@ -3,6 +3,8 @@ simulation)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from physid.pushing.chapters.pushing_identify_figures import (
     plot_protocol,
     plot_push_counts,
     plot_run,
+    plot_train_test,
     run_explorer,
     simulations_per_step,
 )
@@ -63,6 +66,23 @@ def test_error_curve_is_the_best_so_far_step_function():
     np.testing.assert_allclose(high, [0.05, 0.05, 0.05, 0.03])
     x, mean, _, _ = error_curve(runs, "algorithm1", "seconds")
     assert x[-1] == 2.5 and mean[-1] == pytest.approx(0.025)
+
+
+def test_train_and_test_curves_follow_the_same_improvements():
+    run = replace(make_run(), train_error=np.array([0.04, 0.01]), train_floor=0.02)
+    x, mean, _, _ = error_curve([run], "algorithm1", "simulations", "train")
+    np.testing.assert_array_equal(x, [0, 8])
+    np.testing.assert_allclose(mean, [0.04, 0.01])
+    with pytest.raises(ValueError, match="pushes"):
+        error_curve([run], "algorithm1", "simulations", "validation")
+    with pytest.raises(ValueError, match="no training error"):
+        error_curve([make_run()], "algorithm1", "simulations", "train")
+    other = replace(make_run("random", errors=(0.05, 0.05)), train_error=np.array([0.04, 0.04]),
+                    train_floor=0.02)
+    fig = plot_train_test([run, other])
+    assert isinstance(fig, Figure) and len(fig.axes) == 2
+    with pytest.raises(ValueError, match="^runs"):
+        plot_train_test([run], objects=("hammer",))
 
 
 def test_error_curve_rejects_a_missing_method_and_an_unknown_axis():

@@ -207,3 +207,29 @@ def test_world_prose_gives_each_models_floor_per_setup():
         "with the box finger, rigid table (the authors'); with 16 directions the floor is "
         "10.0 mm in the book's setup")
     assert text["world_setups_text"].startswith("disc finger, compliant table (the book's) and")
+
+
+def test_gap_prose_says_who_ends_below_the_truth_on_the_training_pushes():
+    k = 3
+
+    def run(method, train, test, used=8):
+        return MethodRun("crimp", 0, method, np.array([0, used]), np.array([0.0, 1.0]),
+                         np.array([0.02, 0.01]), np.array([0, 1]), np.array([0.02, test]),
+                         np.zeros((2, k)), np.zeros((2, k, 2)), np.zeros((k, 2)),
+                         np.zeros((k, 2)), np.zeros(k), np.zeros(k), 0.015, "spent", used, 1.0,
+                         train_error=np.array([0.03, train]), train_floor=0.012)
+
+    runs = [run("algorithm1", 0.010, 0.018), run("autograd-rigid", 0.013, 0.016)]
+    text = prose.gap_prose(runs, ("crimp",), [run("algorithm1", 0.008, 0.02, used=120)], 4)
+    assert text["gap_text"].startswith(
+        "the truth's error is 12.0 mm on the training pushes and 15.0 mm on the test pushes; "
+        "the last estimate of Algorithm 1 (analytic), 10.0 mm on the training pushes and "
+        "18.0 mm on the test pushes;")
+    assert "1 method ends below the truth on the training pushes (Algorithm 1 (analytic))" \
+        in text["gap_text"]
+    assert text["gap_text"].endswith("Given 120 simulations on the crimp, Algorithm 1 "
+                                     "(analytic) ends at 8.0 mm on the training pushes (the "
+                                     "truth 12.0 mm) and 20.0 mm on the test pushes (the truth "
+                                     "15.0 mm).")
+    assert text["gap_params_text"] == "the masses and frictions of each object (6 on the crimp)"
+    assert text["gap_pushes_text"] == "4 training pushes"

@@ -214,7 +214,8 @@ class MethodRun:
     schedule it took (``schedule``; its own when empty, :func:`schedule_ablation`). Per test
     push (B,): the truth's error (``floor_pushes``, whose mean is ``floor``) and whether the
     finger slid along the object or lost contact in pybullet (``test_slid``,
-    ``test_lost_contact``)."""
+    ``test_lost_contact``). ``train_error`` (E,) is the test error's statistic on the training
+    pushes at the same improvements, ``train_floor`` the truth's: the train–test gap."""
 
     object: str
     experiment: int
@@ -239,6 +240,8 @@ class MethodRun:
     floor_pushes: np.ndarray = field(default_factory=lambda: np.zeros(0))
     test_slid: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     test_lost_contact: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    train_error: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    train_floor: float = float("nan")
 
     def test_error_at(self, simulations: float | None = None,
                       seconds: float | None = None) -> float:
@@ -269,6 +272,8 @@ def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
         observed = ex.test.positions[:, -1].expand_as(final)
         test = cell_position_error(final, observed).mean(1).numpy()
         floors = target.push_errors(ex.obj.masses[None], ex.obj.frictions[None], ex.test)
+        train = target.final_error(masses, frictions).numpy()
+        train_floor = float(target.final_error(ex.obj.masses[None], ex.obj.frictions[None])[0])
     return MethodRun(
         name, index, method, np.array(h.simulations), np.array(h.seconds), np.array(h.loss),
         np.array(points), test, identifiable_map(masses, frictions).numpy(),
@@ -276,7 +281,7 @@ def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
         identifiable_map(torch.as_tensor(run.masses), torch.as_tensor(run.frictions)).numpy(),
         identifiable_map(ex.obj.masses, ex.obj.frictions).numpy(), float(floors.mean(1)[0]),
         run.stopped, run.simulations, run.seconds, friction_dirs, schedule, floors[0].numpy(),
-        ex.test.slid.numpy(), ex.test.lost_contact.numpy(),
+        ex.test.slid.numpy(), ex.test.lost_contact.numpy(), train, train_floor,
     )
 
 

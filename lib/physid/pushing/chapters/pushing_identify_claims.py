@@ -59,6 +59,7 @@ __all__ = [
     "headline_claim",
     "listing",
     "longer_budget_text",
+    "gap_rows",
     "maps_claim",
     "world_floors",
     "world_rows",
@@ -493,6 +494,31 @@ def world_rows(floors: Sequence[WorldFloor]) -> list[dict]:
             "mean, other pushes (mm)": None if np.isnan(clean[(setup, dirs)])
             else 1e3 * clean[(setup, dirs)],
         })
+    return rows
+
+
+def gap_rows(runs: Sequence[MethodRun], objects: Sequence[str]) -> list[dict]:
+    """Rows of the train–test gap: for the truth and each method of ``runs`` on ``objects``
+    (its own schedule), the error of its last estimate on the training pushes and on the test
+    pushes (mm, the same statistic, mean over the runs) and their difference."""
+    chosen = [r for r in runs if r.object in objects and not r.schedule]
+    if not chosen:
+        raise ValueError("runs must hold a run on one of objects")
+    if any(len(r.train_error) != len(r.test_error) for r in chosen):
+        raise ValueError("runs must hold their training error at every evaluated improvement")
+    first = [r for r in chosen if r.method == chosen[0].method]
+    train = 1e3 * float(np.mean([r.train_floor for r in first]))
+    test = 1e3 * float(np.mean([r.floor for r in first]))
+    rows = [{"estimate": "the truth (floors)", "training pushes (mm)": train,
+             "test pushes (mm)": test, "gap (mm)": test - train}]
+    for method in METHODS:
+        mine = [r for r in chosen if r.method == method]
+        if not mine:
+            continue
+        train = 1e3 * float(np.mean([r.train_error[-1] for r in mine]))
+        test = 1e3 * float(np.mean([r.test_error[-1] for r in mine]))
+        rows.append({"estimate": METHODS[method].label, "training pushes (mm)": train,
+                     "test pushes (mm)": test, "gap (mm)": test - train})
     return rows
 
 

@@ -25,6 +25,7 @@ from physid.pushing.objects import CellObject, load_object
 
 __all__ = [
     "AXES",
+    "PUSH_SETS",
     "draw_run",
     "error_curve",
     "method_rows",
@@ -34,6 +35,7 @@ __all__ = [
     "plot_protocol",
     "plot_push_counts",
     "plot_run",
+    "plot_train_test",
     "run_explorer",
     "simulations_per_step",
 ]
@@ -168,27 +170,36 @@ def plot_gradient_cost(points: list[CostPoint]) -> Figure:
 # -- §7: Fig. 3 ----------------------------------------------------------------------------
 
 
-def _steps(run: MethodRun, axis: str) -> tuple[np.ndarray, np.ndarray, float]:
-    """The evaluated improvements of ``run`` on ``axis``: where each was found, its test error
-    and where the run ended."""
+#: The pushes an error curve is measured on: the test pushes or the training pushes.
+PUSH_SETS = ("test", "train")
+
+
+def _steps(run: MethodRun, axis: str, pushes: str = "test") -> tuple[np.ndarray, np.ndarray,
+                                                                     float]:
+    """The evaluated improvements of ``run`` on ``axis``: where each was found, its error on
+    the ``pushes`` and where the run ended."""
     spent = np.asarray(run.simulations if axis == "simulations" else run.seconds, dtype=float)
     x = spent[np.asarray(run.evaluated, dtype=int)]
     end = float(run.used_simulations if axis == "simulations" else run.used_seconds)
-    return x, np.asarray(run.test_error, dtype=float), max(end, float(x[-1]))
+    error = run.test_error if pushes == "test" else run.train_error
+    return x, np.asarray(error, dtype=float), max(end, float(x[-1]))
 
 
-def error_curve(runs: list[MethodRun], method: str, axis: str = "simulations"
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The test error (m) of ``method`` as a step function of the budget spent on ``axis``
-    (:data:`AXES`): ``(x, mean, low, high)`` over its runs, each run holding the error of its
-    last evaluated improvement (its best estimate so far) until the next and after its end;
-    the curve runs to the furthest end."""
+def error_curve(runs: list[MethodRun], method: str, axis: str = "simulations",
+                pushes: str = "test") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The error (m) on the ``pushes`` (:data:`PUSH_SETS`) of ``method`` as a step function of
+    the budget spent on ``axis`` (:data:`AXES`): ``(x, mean, low, high)`` over its runs, each
+    run holding the error of its last evaluated improvement (its best estimate so far) until
+    the next and after its end; the curve runs to the furthest end."""
     check_choice("method", method, tuple(METHODS))
     check_choice("axis", axis, AXES)
+    check_choice("pushes", pushes, PUSH_SETS)
     chosen = [r for r in runs if r.method == method]
     if not chosen:
         raise ValueError(f"runs hold no run of {method!r}")
-    steps = [_steps(r, axis) for r in chosen]
+    if pushes == "train" and any(len(r.train_error) != len(r.test_error) for r in chosen):
+        raise ValueError(f"runs of {method!r} hold no training error at their improvements")
+    steps = [_steps(r, axis, pushes) for r in chosen]
     grid = np.unique(np.concatenate([np.append(x, end) for x, _, end in steps]))
     values = np.stack([e[np.searchsorted(x, grid, side="right") - 1] for x, e, _ in steps])
     return grid, values.mean(0), values.min(0), values.max(0)
@@ -231,6 +242,51 @@ def plot_protocol(runs: list[MethodRun], methods: tuple[str, ...] | None = None,
     handles.append(Line2D([], [], color="0.35", ls="--", lw=1))
     labels.append("floor: the truth's own error")
     fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
+    return fig
+
+
+def plot_train_test(runs: list[MethodRun], methods: tuple[str, ...] | None = None,
+                    objects: tuple[str, ...] | None = None) -> Figure:
+    """The error on the training pushes (dotted) and on the test pushes (solid) against
+    simulations, one panel per method of ``methods`` (default: every method in ``runs``), mean
+    over the runs on ``objects`` (default: every object of the comparison), with the truth's
+    mean error on each (the floors, grey)."""
+    if objects is None:
+        objects = tuple(dict.fromkeys(r.object for r in runs if r.method != "algorithm1"))
+        objects = objects or tuple(dict.fromkeys(r.object for r in runs))
+    runs = [r for r in runs if r.object in objects]
+    if methods is None:
+        methods = tuple(m for m in METHODS if any(r.method == m for r in runs))
+    if not runs or not methods:
+        raise ValueError("runs hold no run of the given methods and objects")
+    columns = min(3, len(methods))
+    rows = -(-len(methods) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(7.0, 1.9 * rows + 0.8), sharex=True,
+                             sharey=True, squeeze=False)
+    first = [r for r in runs if r.method == methods[0]]
+    test_floor = 1e3 * float(np.mean([r.floor for r in first]))
+    train_floor = 1e3 * float(np.mean([r.train_floor for r in first]))
+    for ax, method in zip(axes.flat, methods, strict=False):
+        color = _color(method)
+        for pushes, style in (("train", ":"), ("test", "-")):
+            x, mean, _, _ = error_curve(runs, method, "simulations", pushes)
+            ax.plot(x, 1e3 * mean, color=color, lw=1.6, ls=style, drawstyle="steps-post")
+            ax.plot(x[-1], 1e3 * mean[-1], "o", color=color, ms=3.5,
+                    mfc=color if pushes == "test" else "white")
+        ax.axhline(test_floor, color="0.35", lw=0.8)
+        ax.axhline(train_floor, color="0.35", lw=0.8, ls=":")
+        ax.set_title(METHODS[method].label, fontsize="small")
+    for ax in axes.flat[len(methods):]:
+        ax.set_axis_off()
+    for ax in axes[-1]:
+        ax.set_xlabel("simulations")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("error (mm)")
+    axes[0, 0].set_ylim(bottom=0)
+    handles = [Line2D([], [], color="0.2", ls="-"), Line2D([], [], color="0.2", ls=":"),
+               Line2D([], [], color="0.35", lw=0.8)]
+    fig.legend(handles, ["test pushes", "training pushes", "the truth's (floors)"],
+               loc="outside lower center", ncols=3, frameon=False)
     return fig
 
 

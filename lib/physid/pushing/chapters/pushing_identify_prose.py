@@ -42,6 +42,7 @@ from physid.pushing.chapters.pushing_identify_claims import (
     PooledCosines,
     ProtocolErrors,
     cosine_text,
+    gap_rows,
     listing,
     mm,
     schedule_errors,
@@ -58,6 +59,7 @@ __all__ = [
     "fd_cost",
     "fig3_prose",
     "friction_model_prose",
+    "gap_prose",
     "headline_prose",
     "identifiability_prose",
     "lcp_cells",
@@ -347,6 +349,46 @@ def world_prose(floors: Sequence[WorldFloor]) -> dict[str, Any]:
                      f"setup" + (f" and {others}" if others else ""))
     return {"world_text": "; ".join(parts),
             "world_setups_text": listing([SETUPS[w].label for w in setups])}
+
+
+def gap_prose(runs: Sequence[MethodRun], objects: Sequence[str], long: Sequence[MethodRun],
+              n_train: int) -> dict[str, Any]:
+    """The train–test gap in words: the parameters each object has against its ``n_train``
+    training pushes; the truth's and Algorithm 1's and exact-gradient descent's errors on the
+    training and the test pushes (``runs`` on ``objects``,
+    :func:`~physid.pushing.chapters.pushing_identify_claims.gap_rows`), how many methods end
+    below the truth on their training pushes, and where the longer runs (``long``) end."""
+    rows = {r["estimate"]: r for r in gap_rows(runs, objects)}
+    truth = rows.pop("the truth (floors)")
+    below = [name for name, r in rows.items()
+             if r["training pushes (mm)"] < truth["training pushes (mm)"]]
+
+    def pair(r: dict) -> str:
+        return (f"{r['training pushes (mm)']:.1f} mm on the training pushes and "
+                f"{r['test pushes (mm)']:.1f} mm on the test pushes")
+
+    headline = [METHODS[m].label for m in study.HEADLINE_METHODS]
+    parts = [f"the truth's error is {pair(truth)}"]
+    parts += [f"the last estimate of {name}, {pair(rows[name])}" for name in headline
+              if name in rows]
+    cells = {r.object: len(r.identified_map) for r in runs if r.object in objects}
+    longer = "; ".join(
+        f"given {r.used_simulations} simulations on the {r.object}, "
+        f"{METHODS[r.method].label} ends at {mm(r.train_error[-1])} on the training pushes "
+        f"(the truth {mm(r.train_floor)}) and {mm(r.test_error_at())} on the test pushes "
+        f"(the truth {mm(r.floor)})" for r in long)
+    return {
+        "gap_text": "; ".join(parts) + ". "
+        + (f"{plural(len(below), 'method')} end{'s' if len(below) == 1 else ''} below the "
+           "truth on the training pushes "
+           f"({listing(below)}): they fit the training pushes better than the truth does, "
+           "which only the test pushes can show. " if below else
+           "No method ends below the truth on the training pushes. ")
+        + (longer[0].upper() + longer[1:] + "." if longer else ""),
+        "gap_params_text": "the masses and frictions of each object ("
+        + ", ".join(f"{2 * k} on the {name}" for name, k in cells.items()) + ")",
+        "gap_pushes_text": plural(n_train, "training push", "training pushes"),
+    }
 
 
 def maps_prose(contrasts: FeatureContrasts) -> dict[str, Any]:
