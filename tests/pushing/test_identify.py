@@ -231,6 +231,27 @@ def test_algorithm1_direction_agrees_with_the_friction_gradient(box):
         assert float(cosine[0]) > 0.5, (shift, direction, grad[:, K:])
 
 
+def test_the_pinned_reading_is_closer_to_the_friction_gradient(box):
+    """Same pushes: with the body turned about the finger's contact, the direction is nearer
+    the exact friction gradient than §6's own-cell shortcut, and nearly parallel to it."""
+    masses = torch.full((K,), 1.0, dtype=F64)
+    pushes = random_pushes(box, 4, seed=3, duration=0.3)
+    data = simulated_observations(box, pushes, masses, FRICTIONS)
+    keep = [i for i in range(len(data)) if bool(data.assumptions_hold[i])]
+    target = PushingTarget(data.subset(keep))
+    x = unit(masses, (FRICTIONS + 0.15).clamp(0.1, 1.0))
+    _, grad = target.loss_and_grad(x)
+    cosines = {}
+    for reading in ("paper", "pinned"):
+        loss, direction = target.algorithm1(x, reading)
+        torch.testing.assert_close(loss, target.loss(x), atol=1e-15, rtol=1e-12)
+        cosines[reading] = float(torch.nn.functional.cosine_similarity(direction,
+                                                                        grad[:, K:])[0])
+    assert cosines["pinned"] > max(cosines["paper"], 0.9), cosines
+    with pytest.raises(ValueError, match="^reading"):
+        target.algorithm1(x, "loose")
+
+
 # --- the tracker and its budget -------------------------------------------------------------------
 
 

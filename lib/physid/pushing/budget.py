@@ -123,10 +123,10 @@ class Tracker:
         self._record(x, value)
         return value, grad
 
-    def algorithm1(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """Eq. (1) and Algorithm 1's per-cell direction
-        (:meth:`~physid.pushing.target.PushingTarget.algorithm1`)."""
+    def algorithm1(self, x: Tensor, reading: str = "paper") -> tuple[Tensor, Tensor]:
+        """Eq. (1) and Algorithm 1's per-cell direction in the ``reading`` of §6's
+        assumptions (:meth:`~physid.pushing.target.PushingTarget.algorithm1`)."""
         self._charge(len(x))
-        value, direction = self.target.algorithm1(x)
+        value, direction = self.target.algorithm1(x, reading)
         self._record(x, value)
         return value, direction

@@ -103,9 +103,24 @@ def _algorithm1(tracker: Tracker, x0: np.ndarray, rng: np.random.Generator, o: d
     """§6: update rates α for the frictions and √α for the masses along the same per-cell
     direction (the constants C_f, C_M read as normalising it by its largest entry), decayed
     by ``decay`` per iteration as in the authors' code, until the loss is below ε."""
+    _algorithm1_loop(tracker, x0, o, "paper")
+
+
+@method("algorithm1-pinned", "Algorithm 1, pinned reading",
+        {"alpha": 0.03, "decay": 0.9, "mass_power": 0.5, "epsilon": 0.0}, in_paper=False)
+def _algorithm1_pinned(tracker: Tracker, x0: np.ndarray, rng: np.random.Generator,
+                       o: dict) -> None:
+    """Algorithm 1 with §6's assumptions 1–2 taken literally: the direction is the rigid
+    body's response to each cell's friction impulse, turned about the finger's contact
+    (:meth:`~physid.pushing.target.PushingTarget.algorithm1`, ``reading="pinned"``); the
+    same schedule and stopping rule."""
+    _algorithm1_loop(tracker, x0, o, "pinned")
+
+
+def _algorithm1_loop(tracker: Tracker, x0: np.ndarray, o: dict, reading: str) -> None:
     x = torch.as_tensor(x0)[None]
     for it in range(1 << 30):
-        loss, d = tracker.algorithm1(x)
+        loss, d = tracker.algorithm1(x, reading)
         if float(loss) <= o["epsilon"]:
             return
         x = scheduled_step(x, torch.cat([d, d], 1), it, o)

@@ -25,10 +25,11 @@ from torch import Tensor
 
 from physid.core.constants import GRAVITY
 from physid.core.target import Limits, Target
-from physid.core.validate import check_count, check_positive, check_tensor
+from physid.core.validate import check_choice, check_count, check_positive, check_tensor
 from physid.pushing.engine import Scene, Stepping
-from physid.pushing.finger import FaceGeometry
+from physid.pushing.finger import ContactRecord, FaceGeometry
 from physid.pushing.observations import OBSERVATION_PERIOD, Observations
+from physid.pushing.planar import friction_directions
 from physid.pushing.pushes import PushBatch
 from physid.pushing.simulate import FORMULATIONS, cell_position_error
 
@@ -36,6 +37,7 @@ __all__ = [
     "DT",
     "FRICTION_LIMITS",
     "MASS_LIMITS",
+    "READINGS",
     "Exhausted",
     "PushingTarget",
     "identifiable_map",
@@ -53,6 +55,8 @@ DT = 0.01
 #: deadline of a time budget is checked after every step of a batch (formulation 1's steps
 #: are slow, so its batches are small).
 CHUNK = {"rigid": 192, "lcp": 8}
+#: The readings of §6's assumptions :meth:`PushingTarget.algorithm1` can take.
+READINGS = ("paper", "pinned")
 
 
 
@@ -131,15 +135,19 @@ class PushingTarget(Target):
     def _rollout(self, masses: Tensor, frictions: Tensor, rows: Tensor) -> Tensor:
         """Restarted rollouts (len(rows), steps + 1, k, 2) of particles and restarts ``rows``
         (pairs: particle index, restart index)."""
+        return self._rollout_record(masses, frictions, rows)[0]
+
+    def _rollout_record(self, masses: Tensor, frictions: Tensor, rows: Tensor
+                        ) -> tuple[Tensor, ContactRecord]:
+        """:meth:`_rollout` and the finger's record of each restart."""
         particle, restart = rows[:, 0], rows[:, 1]
-        positions, _ = FORMULATIONS[self.formulation].rollout(
+        return FORMULATIONS[self.formulation].rollout(
             Scene(self.obj.centres, masses[particle], frictions[particle], self.obj.cell_side,
                   self._twists[restart], _select(self._pushes, restart), self._faces,
                   self._poses[restart]),
             Stepping(DT, self.steps, self.friction_dirs),
             self._check_deadline,
         )
-        return positions
 
     def _check_deadline(self) -> None:
         if self.deadline is not None and time.perf_counter() > self.deadline:
@@ -180,17 +188,28 @@ class PushingTarget(Target):
             total, grad = total + part.detach(), grad + g
         return total / self.n_restarts, grad / self.n_restarts
 
-    def algorithm1(self, x: Tensor) -> tuple[Tensor, Tensor]:
+    def algorithm1(self, x: Tensor, reading: str = "paper") -> tuple[Tensor, Tensor]:
         """:meth:`loss` (N,) and Algorithm 1's direction (N, k) for the frictions, from the
         forward simulation only (§6).
 
-        Under the paper's assumptions (rigid object, fixed inelastic finger contact) only
-        cell i's own ground-friction impulse depends on μ_i: ``∂v_i/∂μ_i = M_i⁻¹ ∂λ_i/∂μ_i =
-        −g Δt ŝ_i`` with ŝ_i the cell's direction of motion in the step, the forward
-        simulation's own impulse per unit μ. Summed over the steps of each restarted interval
-        (a velocity change at step j moves the cell for the remaining ``n − j`` steps) and
-        projected on the derivative of the interval's residual, Σ_t (x̂ − x)/‖x̂ − x‖ · ∂x̂/∂μ.
+        ``reading="paper"`` is §6's derivation: under the paper's assumptions only cell i's
+        own ground-friction impulse depends on μ_i, ``∂v_i/∂μ_i = M_i⁻¹ ∂λ_i/∂μ_i = −g Δt
+        ŝ_i``, the forward simulation's own impulse per unit μ: ŝ_i is the direction of D
+        closest to the cell's motion in the step (:meth:`_impulse_directions`; the engine's
+        friction impulse lies on a vertex of D's polygon, opposite the motion only for many
+        directions). Summed over the steps of each restarted interval (a velocity change at
+        step j moves the cell for the remaining ``n − j`` steps) and projected on the
+        derivative of the interval's residual, Σ_t (x̂ − x)/‖x̂ − x‖ · ∂x̂/∂μ.
+
+        ``reading="pinned"`` takes assumptions 1 and 2 literally instead: the object is one
+        rigid body, turned about the finger's contact point while the finger touches it (and
+        free, about its centre of mass, while it does not), so cell i's friction impulse
+        changes the angular velocity of every cell, ``Δω = (r_i − p) × ∂λ_i/∂μ_i / I_p`` with
+        ``p`` the pivot and ``I_p = Σ_l M_l (‖r_l − p‖² + a²/6)`` (and, free, the velocity of
+        the centre of mass by ``∂λ_i/∂μ_i / Σ_l M_l``); the same forward simulation, the same
+        sums.
         """
+        reading = check_choice("reading", reading, READINGS)
         x = self.check_x(x).detach()
         masses, frictions = self.physical(x)
         total = x.new_zeros(len(x))
@@ -198,18 +217,55 @@ class PushingTarget(Target):
         weights = torch.arange(self.steps, 0, -1, dtype=x.dtype)  # n − j, j = 0 … n − 1
         with torch.no_grad():
             for rows in self._chunks(len(x)):
-                positions = self._rollout(masses, frictions, rows)
+                positions, record = self._rollout_record(masses, frictions, rows)
                 residual = positions[:, -1] - self._observed[rows[:, 1]]
                 distance = residual.norm(dim=-1)  # (R, k)
                 unit = residual / distance.clamp_min(1e-15).unsqueeze(-1) / self.k
-                moves = positions[:, 1:] - positions[:, :-1]  # (R, n, k, 2)
-                slip = moves / moves.norm(dim=-1, keepdim=True).clamp_min(1e-12)
-                slip = torch.where(moves.norm(dim=-1, keepdim=True) > 1e-12, slip, 0.0)
-                effect = -GRAVITY * DT**2 * torch.einsum("j,rjkd->rkd", weights, slip)
-                per_cell = (unit * effect).sum(-1)  # (R, k)
+                slip = self._impulse_directions(positions[:, 1:] - positions[:, :-1])
+                if reading == "paper":
+                    effect = -GRAVITY * DT**2 * torch.einsum("j,rjkd->rkd", weights, slip)
+                    per_cell = (unit * effect).sum(-1)  # (R, k)
+                else:
+                    per_cell = self._pinned(positions, record, slip, unit,
+                                            masses[rows[:, 0]], weights)
                 total = total.index_add(0, rows[:, 0], distance.mean(-1))
                 direction = direction.index_add(0, rows[:, 0], per_cell)
         return total / self.n_restarts, direction / self.n_restarts
+
+    def _impulse_directions(self, moves: Tensor) -> Tensor:
+        """Minus each cell's friction impulse per unit μ and ``M g Δt`` in the forward
+        simulation, from its ``moves`` (..., 2) in the steps: the direction of D most aligned
+        with the motion (the vertex of D's polygon that maximises the dissipation), zero for a
+        cell at rest."""
+        dirs = friction_directions(self.friction_dirs, moves)
+        nearest = dirs[(moves @ dirs.T).argmax(-1)]
+        return torch.where(moves.norm(dim=-1, keepdim=True) > 1e-12, nearest, 0.0)
+
+    def _pinned(self, positions: Tensor, record: ContactRecord, slip: Tensor, unit: Tensor,
+                masses: Tensor, weights: Tensor) -> Tensor:
+        """The pinned reading of :meth:`algorithm1` (R, k): the rigid body's response to each
+        cell's friction impulse per unit μ, about the finger's contact while it touches and
+        about the centre of mass while it does not, projected on the residual's ``unit``."""
+        cells = positions[:, :-1]  # (R, n, k, 2): the cells at each step's start
+        m = masses[:, None, :, None]
+        centre = (m * cells).sum(2) / m.sum(2)  # (R, n, 2)
+        turn = torch.stack([torch.cos(record.yaw), torch.sin(record.yaw)], -1)  # (R, n, 2)
+        point = record.point.to(cells)
+        contact = cells.mean(2) + torch.stack(
+            [turn[..., 0] * point[..., 0] - turn[..., 1] * point[..., 1],
+             turn[..., 1] * point[..., 0] + turn[..., 0] * point[..., 1]], -1)
+        touching = record.touching.to(cells.device).unsqueeze(-1)  # (R, n, 1)
+        pivot = torch.where(touching, contact, centre)
+        arms = cells - pivot.unsqueeze(2)  # (R, n, k, 2)
+        inertia = (masses[:, None] * ((arms**2).sum(-1) + self.obj.cell_side**2 / 6)).sum(-1)
+        impulse = -GRAVITY * DT * masses[:, None, :, None] * slip  # ∂λ_i/∂μ_i (R, n, k, 2)
+        torque = arms[..., 0] * impulse[..., 1] - arms[..., 1] * impulse[..., 0]  # (R, n, k)
+        spin = torque / inertia.unsqueeze(-1)
+        lever = (unit.unsqueeze(1) * torch.stack([-arms[..., 1], arms[..., 0]], -1)).sum((-1, -2))
+        free = (~touching).to(cells.dtype)  # (R, n, 1)
+        push = impulse / masses.sum(-1)[:, None, None, None]
+        shift = free * (unit.sum(1)[:, None, None, :] * push).sum(-1)  # (R, n, k)
+        return DT * torch.einsum("j,rjk->rk", weights, spin * lever.unsqueeze(-1) + shift)
 
     def rollout_error(self, x: Tensor, data: Observations | None = None) -> Tensor:
         """The metric of §7 (N,): the mean over pushes and cells of the distance between the

@@ -112,6 +112,24 @@ def test_direction_claim_needs_a_mean_cosine_of_nine_tenths():
     assert "(the finger slid on 1 and lost contact on 0)" in unmeasured.why
 
 
+def test_direction_claim_blames_the_derivation_when_the_pinned_reading_is_measured():
+    """With the pinned reading beside it, a miss is §6's (its derivation, or its assumptions
+    when even the pinned reading misses); without it, the cause stays open."""
+    pinned = replace(_pooled([0.8, 0.9]), friction_pinned=np.array([0.99, 1.0]),
+                     mass_pinned=np.array([0.7, 0.9]))
+    fails = _valid(claims.direction_claim(pinned), "identify-direction")
+    assert not fails.holds and fails.cause == "paper"
+    assert fails.ablation == "identify-direction"
+    assert fails.ours.endswith("; pinned reading 0.99")
+    assert "has a mean cosine of 0.99 with the exact friction gradient at the same iterates " \
+        "(0.80 for the masses): so the shortcut's loss is §6's derivation" in fails.why
+    both = replace(pinned, friction_pinned=np.array([0.5, 0.7]))
+    assert "even the assumptions' own consequence is not" in _valid(
+        claims.direction_claim(both), "identify-direction").why
+    assert _valid(claims.direction_claim(_pooled([0.8, 0.9])),
+                  "identify-direction").cause == "open"
+
+
 def test_direction_claim_says_what_the_direction_costs_under_each_schedule():
     schedules = {("algorithm1", "algorithm1"): 0.022, ("algorithm1", "autograd-rigid"): 0.019,
                  ("autograd-rigid", "autograd-rigid"): 0.017,

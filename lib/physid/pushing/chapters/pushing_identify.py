@@ -39,7 +39,7 @@ from physid.pushing.observations import (
 )
 from physid.pushing.pushes import Push, random_pushes
 from physid.pushing.simulate import cell_position_error, simulate
-from physid.pushing.target import PushingTarget, identifiable_map, start_point
+from physid.pushing.target import READINGS, PushingTarget, identifiable_map, start_point
 
 __all__ = [
     "BLOCK_CELL",
@@ -531,7 +531,9 @@ class Directions:
     """Cosines (pushes, iterations) between Algorithm 1's direction and the exact gradient of
     Eq. (1) for the frictions (``friction``) and the masses (``mass``), per training push,
     with whether §6's assumptions held on each push (``holds``, (pushes,)) and whether the
-    finger ``slid`` or ``lost_contact``."""
+    finger ``slid`` or ``lost_contact``; the same cosines of the pinned reading of the
+    assumptions (``friction_pinned``, ``mass_pinned``,
+    :meth:`~physid.pushing.target.PushingTarget.algorithm1`) at the same iterates."""
 
     object: str
     friction: np.ndarray
@@ -539,6 +541,8 @@ class Directions:
     holds: np.ndarray
     slid: np.ndarray
     lost_contact: np.ndarray
+    friction_pinned: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    mass_pinned: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 def _cosine(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
@@ -551,16 +555,20 @@ def _directions(name: str, s: IdentifySizes, seed: int) -> Directions:
         run = identify("algorithm1", ex.train,
                        Budget(simulations=s.cosine_iterations * len(ex.train)), seed=seed)
         x = torch.as_tensor(np.stack(run.history.estimates[: s.cosine_iterations]))
-        friction, mass = [], []
+        cosines: dict[str, list[np.ndarray]] = {}
         for b in range(len(ex.train)):
             target = PushingTarget(ex.train.subset([b]))
-            _, direction = target.algorithm1(x)
             _, grad = target.loss_and_grad(x)
-            friction.append(_cosine(direction, grad[:, target.k :]))
-            mass.append(_cosine(direction, grad[:, : target.k]))
-    return Directions(name, np.array(friction), np.array(mass),
+            for reading in READINGS:
+                _, direction = target.algorithm1(x, reading)
+                cosines.setdefault(f"friction {reading}", []).append(
+                    _cosine(direction, grad[:, target.k :]))
+                cosines.setdefault(f"mass {reading}", []).append(
+                    _cosine(direction, grad[:, : target.k]))
+    return Directions(name, np.array(cosines["friction paper"]), np.array(cosines["mass paper"]),
                       ex.train.assumptions_hold.numpy(), ex.train.slid.numpy(),
-                      ex.train.lost_contact.numpy())
+                      ex.train.lost_contact.numpy(), np.array(cosines["friction pinned"]),
+                      np.array(cosines["mass pinned"]))
 
 
 def direction_study(scale: str, seed: int = 0, scheduler: object = None) -> list[Directions]:

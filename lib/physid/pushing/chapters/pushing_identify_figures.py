@@ -77,6 +77,9 @@ def simulations_per_step(name: str, k: int, n: int) -> str:
 def _what(name: str) -> str:
     if name == "algorithm1":
         return "Algorithm 1's direction from the forward simulation"
+    if name == "algorithm1-pinned":
+        return ("Algorithm 1's direction, the rigid body turned about the finger's contact, "
+                "from the forward simulation")
     if name.startswith("autograd"):
         return "exact gradient (autograd through the engine)"
     if name.startswith("fd-"):

@@ -143,7 +143,7 @@ def algorithm1_prose() -> dict[str, Any]:
 def direction_prose(directions: Sequence[Directions], pooled: PooledCosines, iterations: int
                     ) -> dict[str, Any]:
     """The direction study: its objects, its ``iterations`` iterates, on how many pushes §6's
-    assumptions held and the mean cosines of ``pooled``
+    assumptions held and the mean cosines of ``pooled`` (both readings)
     (:func:`~physid.pushing.chapters.pushing_identify_claims.pool_cosines`)."""
     return {
         "direction_objects_text": listing([f"the {d.object}" for d in directions]),
@@ -152,6 +152,8 @@ def direction_prose(directions: Sequence[Directions], pooled: PooledCosines, ite
         "direction_friction_text": cosine_text(pooled.friction),
         "direction_mass_text": cosine_text(pooled.mass),
         "direction_friction_not_text": cosine_text(pooled.friction_not),
+        "direction_pinned_text": cosine_text(pooled.friction_pinned),
+        "direction_pinned_mass_text": cosine_text(pooled.mass_pinned),
     }
 
 
