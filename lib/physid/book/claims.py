@@ -42,6 +42,7 @@ PAPERS: dict[str, str] = {
     "heiden2022": "Heiden et al. (2022): probabilistic inference of simulation parameters",
     "zhong2021": "Zhong et al. (2021): Lagrangian and Hamiltonian networks with contact",
     "tutorial": "The book's own tutorial chapters",
+    "physid": "The book's own findings beyond the papers",
 }
 
 #: Whose failure a claim that does not hold is, and how the report names each.
@@ -51,7 +52,8 @@ CAUSES: dict[str, str] = {
     "open": "open",
 }
 
-_ID_PATTERN = re.compile(r"^(song2020|heiden2022|zhong2021|tutorial)-[a-z0-9.]+(-[a-z0-9.]+)*$")
+_ID_PATTERN = re.compile(
+    r"^(song2020|heiden2022|zhong2021|tutorial|physid)-[a-z0-9.]+(-[a-z0-9.]+)*$")
 _LABEL_PATTERN = re.compile(r"^[a-z0-9]+([-_][a-z0-9]+)*$")
 
 

@@ -195,7 +195,7 @@ class PushingTarget(Target):
         ``reading="paper"`` is §6's derivation: under the paper's assumptions only cell i's
         own ground-friction impulse depends on μ_i, ``∂v_i/∂μ_i = M_i⁻¹ ∂λ_i/∂μ_i = −g Δt
         ŝ_i``, the forward simulation's own impulse per unit μ: ŝ_i is the direction of D
-        closest to the cell's motion in the step (:meth:`_impulse_directions`; the engine's
+        closest to the cell's motion in the step (``_impulse_directions``; the engine's
         friction impulse lies on a vertex of D's polygon, opposite the motion only for many
         directions). Summed over the steps of each restarted interval (a velocity change at
         step j moves the cell for the remaining ``n − j`` steps) and projected on the

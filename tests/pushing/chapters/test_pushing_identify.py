@@ -21,6 +21,7 @@ from physid.pushing.chapters.pushing_identify import (
     schedule_options,
     shows_feature,
     steps_to,
+    uncertainty_maps,
     world_ablation,
 )
 from physid.pushing.observations import observe
@@ -109,6 +110,31 @@ def test_world_ablation_runs_the_test_pushes_in_every_setup(tmp_path, monkeypatc
     assert not np.allclose(floors[2].floor_pushes, floors[0].floor_pushes)
     with pytest.raises(ValueError, match="^seed"):
         world_ablation("quick", seed=-1)
+
+
+def test_uncertainty_maps_sample_the_pushing_target_from_algorithm1s_estimate(tmp_path,
+                                                                               monkeypatch):
+    """One SVGD run per object and push count, the same twice; the particles moved from the
+    jittered start, and the travel is the cells' path in the training pushes."""
+    monkeypatch.setenv("PHYSID_CACHE", str(tmp_path))
+    maps = uncertainty_maps("quick", seed=1)
+    assert [(m.object, m.n_pushes) for m in maps] == [("crimp", 1), ("crimp", 2)]
+    for m in maps:
+        assert m.mean.shape == m.spread.shape == m.travel.shape == m.true_map.shape
+        assert np.isfinite(m.spread).all() and (m.travel > 0).all() and m.scale > 0
+        assert not np.allclose(m.spread, m.start_spread)
+    assert maps[1].travel.sum() > maps[0].travel.sum()
+    again = uncertainty_maps("quick", seed=1)
+    np.testing.assert_array_equal(again[0].spread, maps[0].spread)
+
+
+def test_uncertainty_sizes_are_checked():
+    from dataclasses import replace
+
+    from physid.pushing.chapters.pushing_identify import SIZES
+
+    with pytest.raises(ValueError, match="^uncertainty_pushes"):
+        replace(SIZES["quick"], uncertainty_pushes=(1, 3))
 
 
 def test_log_slope_reads_a_power_law():

@@ -17,6 +17,7 @@ from physid.pushing.chapters.pushing_identify import (
     Directions,
     MethodRun,
     PushCountRun,
+    UncertaintyMap,
     WorldFloor,
 )
 from physid.pushing.identify import METHODS
@@ -187,10 +188,20 @@ def test_longer_budget_text_says_when_the_headline_was_reached():
     assert claims.below_text(alg1) == "under 1.5 cm after 6 simulations (0 s)"
     assert claims.below_text(rigid) == "never under 1.5 cm"
     assert claims.longer_budget_text([alg1, rigid], 8) == (
-        "Given 8 simulations on the crimp and no time limit, exact-gradient descent through "
-        "the rigid formulation ends at 16.8 mm (never under 1.5 cm) and Algorithm 1 at 14.3 mm "
-        "(under 1.5 cm after 6 simulations (0 s)), from 19.0 mm (floor 16.7 mm)."
+        "Given 8 simulations and no time limit, exact-gradient descent through the rigid "
+        "formulation ends at 16.8 mm (under 1.5 cm at some point on 0 of 1) and Algorithm 1 at "
+        "14.3 mm (under 1.5 cm at some point on 1 of 1), from 19.0 mm (floor 16.7 mm; means "
+        "over the crimp)."
     )
+    with pytest.raises(ValueError, match="autograd-rigid"):
+        claims.longer_budget_text([alg1], 8)
+    trained = [replace(r, train_error=np.array([0.03, 0.01]), train_floor=0.02)
+               for r in (alg1, rigid)]
+    rows = claims.long_rows(trained)
+    assert [r["method"] for r in rows] == [METHODS["algorithm1"].label,
+                                           METHODS["autograd-rigid"].label]
+    assert rows[0]["under 1.5 cm on the way"] == "1 of 1"
+    assert rows[0]["end, training pushes (mm)"] == pytest.approx(10.0)
 
 
 def test_headline_claim_needs_under_fifteen_millimetres():
@@ -416,3 +427,32 @@ def test_slower_claim_needs_more_steps_with_more_pushes():
     assert not fails.holds and fails.why.endswith("(fewer or as many with more pushes).")
     none = _valid(claims.slower_claim(ONE, TWO, 0, 0), "identify-push-counts")
     assert none.why.endswith("(neither run lowered its test error, so both count 0).")
+
+
+def _uncertainty(obj, pushes, spread, travel):
+    k = len(spread)
+    return UncertaintyMap(obj, pushes, np.full(k, 1 / k), np.array(spread),
+                          np.full(k, 0.1), np.array(travel), np.full(k, 1 / k), 2e-4, 1.0)
+
+
+def test_uncertainty_claim_needs_the_spread_to_fall_with_travel_on_every_object():
+    maps = [_uncertainty("hammer", 1, [0.3, 0.2, 0.25], [0.01, 0.02, 0.03]),
+            _uncertainty("hammer", 4, [0.3, 0.2, 0.1], [0.01, 0.02, 0.03]),
+            _uncertainty("crimp", 4, [0.2, 0.3, 0.1, 0.05], [0.0, 0.01, 0.02, 0.04])]
+    rho = claims.travel_correlations(maps)
+    assert rho[("hammer", 4)] == pytest.approx(-1.0)
+    assert rho[("crimp", 4)] == pytest.approx(-0.8)
+    holds = _valid(claims.uncertainty_claim(maps), "identify-uncertainty")
+    assert holds.holds and holds.id == "physid-map-uncertainty-where-pushed"
+    assert holds.ours.startswith("rank correlation of travel and spread with 4 pushes: "
+                                 "hammer -1.00, crimp -0.80; mean spread 0.250 with 1 push")
+    flipped = [*maps[:2], _uncertainty("crimp", 4, [0.05, 0.1, 0.2, 0.3], [0, 0.01, 0.02, 0.04])]
+    fails = _valid(claims.uncertainty_claim(flipped), "identify-uncertainty")
+    assert not fails.holds and "on crimp the cells that moved further" in fails.why
+    rows = claims.uncertainty_rows(maps)
+    assert rows[1]["spread, most travelled third"] == pytest.approx(0.1)
+    assert rows[1]["spread, least travelled third"] == pytest.approx(0.3)
+    assert np.isnan(claims.travel_correlations(
+        [_uncertainty("crimp", 4, [0.1, 0.1], [0.0, 0.1])])[("crimp", 4)])
+    with pytest.raises(ValueError, match="^maps"):
+        claims.travel_correlations([])

@@ -11,7 +11,13 @@ import pytest
 from matplotlib.figure import Figure
 
 from physid.pushing import load_object
-from physid.pushing.chapters.pushing_identify import CostPoint, Directions, MethodRun, PushCountRun
+from physid.pushing.chapters.pushing_identify import (
+    CostPoint,
+    Directions,
+    MethodRun,
+    PushCountRun,
+    UncertaintyMap,
+)
 from physid.pushing.chapters.pushing_identify_figures import (
     draw_run,
     error_curve,
@@ -23,6 +29,7 @@ from physid.pushing.chapters.pushing_identify_figures import (
     plot_push_counts,
     plot_run,
     plot_train_test,
+    plot_uncertainty,
     run_explorer,
     simulations_per_step,
 )
@@ -135,3 +142,17 @@ def test_explorer_starts_at_the_last_improvement_and_redraws():
     assert improvement.value == improvement.max == 2
     method.value = "random"  # one improvement only: the slider's value is clipped
     assert output.outputs and "image/png" in output.outputs[0]["data"]
+
+
+def test_plot_uncertainty_draws_the_mean_the_spread_and_the_travel():
+    k = K
+    rng = np.random.default_rng(0)
+    maps = [UncertaintyMap("crimp", p, np.full(k, 1 / k), rng.uniform(0.1, 0.3, k),
+                           np.full(k, 0.1), rng.uniform(0, 0.05, k), np.full(k, 1 / k), 2e-4,
+                           1.0) for p in (1, 4)]
+    fig = plot_uncertainty(maps)
+    assert isinstance(fig, Figure)
+    assert [ax.get_title() for ax in fig.axes[:3]] == ["crimp: mean", "crimp: spread",
+                                                         "crimp: travel"]
+    with pytest.raises(ValueError, match="3 training pushes"):
+        plot_uncertainty(maps, 3)

@@ -19,6 +19,7 @@ from physid.pushing.chapters.pushing_identify import (
     Identifiability,
     MethodRun,
     PushCountRun,
+    UncertaintyMap,
     WorldFloor,
 )
 from physid.pushing.identify import METHODS
@@ -219,17 +220,31 @@ def test_gap_prose_says_who_ends_below_the_truth_on_the_training_pushes():
                          np.zeros((k, 2)), np.zeros(k), np.zeros(k), 0.015, "spent", used, 1.0,
                          train_error=np.array([0.03, train]), train_floor=0.012)
 
-    runs = [run("algorithm1", 0.010, 0.018), run("autograd-rigid", 0.013, 0.016)]
-    text = prose.gap_prose(runs, ("crimp",), [run("algorithm1", 0.008, 0.02, used=120)], 4)
+    long = [run("algorithm1", 0.010, 0.018), run("autograd-rigid", 0.013, 0.016, used=4)]
+    text = prose.gap_prose(long, ("crimp",), 4)
     assert text["gap_text"].startswith(
         "the truth's error is 12.0 mm on the training pushes and 15.0 mm on the test pushes; "
         "the last estimate of Algorithm 1 (analytic), 10.0 mm on the training pushes and "
         "18.0 mm on the test pushes;")
-    assert "1 method ends below the truth on the training pushes (Algorithm 1 (analytic))" \
-        in text["gap_text"]
-    assert text["gap_text"].endswith("Given 120 simulations on the crimp, Algorithm 1 "
-                                     "(analytic) ends at 8.0 mm on the training pushes (the "
-                                     "truth 12.0 mm) and 20.0 mm on the test pushes (the truth "
-                                     "15.0 mm).")
+    assert text["gap_text"].endswith(
+        "1 method ends below the truth on the training pushes (Algorithm 1 (analytic)): they "
+        "fit the training pushes better than the truth does, which only the test pushes can "
+        "show.")
     assert text["gap_params_text"] == "the masses and frictions of each object (6 on the crimp)"
     assert text["gap_pushes_text"] == "4 training pushes"
+    buys = prose.long_prose(long, 1000)
+    assert buys["long_budget_text"] == "1,000 simulations"
+    assert buys["buys_text"] == ("30 s buys, at the rate each method ran in the longer runs: "
+                                 "Algorithm 1 (analytic) about 240 and Autograd (rigid "
+                                 "formulation) about 120")
+
+
+def test_uncertainty_prose_gives_the_correlations_per_push_count():
+    maps = [UncertaintyMap("crimp", p, np.full(3, 1 / 3), np.array(spread), np.full(3, 0.1),
+                           np.array([0.01, 0.02, 0.03]), np.full(3, 1 / 3), 2e-4, 1.0)
+            for p, spread in ((1, [0.3, 0.3, 0.2]), (4, [0.3, 0.2, 0.1]))]
+    text = prose.uncertainty_prose(maps, study.SIZES["default"])
+    assert text["uncertainty_text"].endswith(
+        "with 4 training pushes the rank correlation of travel and spread is -1.00 on the "
+        "crimp, and the mean spread 0.200")
+    assert text["uncertainty_run_text"] == "60 iterations with 16 particles"

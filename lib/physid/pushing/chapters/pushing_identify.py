@@ -6,6 +6,8 @@
 * :func:`direction_study`: the cosine between Algorithm 1's direction and the exact gradient
   of Eq. (1), per push and iteration, against whether §6's assumptions held on the push;
 * :func:`gradient_cost`: seconds per gradient against the number of cells;
+* :func:`uncertainty_maps`: SVGD (Part II) on the pushing target, from Algorithm 1's estimate:
+  each cell's posterior spread of μ·M beside how far the training pushes moved it;
 * :func:`world_ablation`: the truth's test error (the floor) with the test pushes run again in
   each pybullet setup (:data:`physid.pushing.bullet.SETUPS`), per friction model: which part
   of the floor is the engine's friction model and which the "real world"'s making.
@@ -23,9 +25,11 @@ import numpy as np
 import torch
 
 from physid.core.scales import Sizes, SizeTable
+from physid.core.seeds import name_stream
 from physid.core.sweeps import run_jobs
 from physid.core.threads import one_torch_thread
 from physid.core.validate import check_choice, check_count, check_positive, check_seed
+from physid.inference.estimators import make_estimator
 from physid.pushing.budget import Budget
 from physid.pushing.bullet import SETUPS
 from physid.pushing.identify import METHODS, identify
@@ -53,6 +57,9 @@ __all__ = [
     "SCHEDULE_OPTIONS",
     "SIZES",
     "TARGET_ANALYTIC_SPEEDUP",
+    "UNCERTAINTY_JITTER",
+    "UNCERTAINTY_STEPSIZE",
+    "UncertaintyMap",
     "WorldFloor",
     "CostPoint",
     "Directions",
@@ -68,6 +75,7 @@ __all__ = [
     "gradient_cost",
     "identifiability",
     "log_slope",
+    "long_methods",
     "long_runs",
     "mean_error",
     "push_counts",
@@ -77,6 +85,7 @@ __all__ = [
     "run_protocol",
     "shows_feature",
     "steps_to",
+    "uncertainty_maps",
     "world_ablation",
 ]
 
@@ -117,10 +126,12 @@ class IdentifySizes(Sizes):
     Fig. 4b; ``cosine_iterations`` the direction study; ``cells`` the cost study (with
     ``lcp_cells`` the sizes the LCP formulation is timed at and ``cost_repeats`` repeats);
     ``robot_objects``, ``robot_train`` and ``robot_test`` the simulated stand-in for the real
-    robot's runs; ``long_object`` and ``long_budget`` (simulations) the longer runs of
-    :func:`long_runs`; ``friction_models`` the directions of D the headline's methods
-    identify with (:func:`friction_models`, the paper's 4 first); ``setups`` the pybullet
-    setups of :func:`world_ablation`; ``n_jobs`` local workers.
+    robot's runs; ``long_budget`` (simulations) the longer runs of :func:`long_runs`;
+    ``friction_models`` the directions of D the headline's methods identify with
+    (:func:`friction_models`, the paper's 4 first); ``setups`` the pybullet setups of
+    :func:`world_ablation`; ``uncertainty_pushes`` the training pushes (the first ones) and
+    ``uncertainty_particles`` and ``uncertainty_iterations`` the SVGD runs of
+    :func:`uncertainty_maps`; ``n_jobs`` local workers.
     """
 
     objects: tuple[str, ...]
@@ -141,16 +152,24 @@ class IdentifySizes(Sizes):
     robot_objects: tuple[str, ...] = ("hammer", "toolbox", "book")
     robot_train: int = 2
     robot_test: int = 5
-    long_object: str = "crimp"
     long_budget: int = 120
     friction_models: tuple[int, ...] = (PAPER_DIRS, 16)
     setups: tuple[str, ...] = tuple(SETUPS)
+    uncertainty_pushes: tuple[int, ...] = (1, 4)
+    uncertainty_particles: int = 16
+    uncertainty_iterations: int = 60
     n_jobs: int = 2
 
     def check(self) -> None:
-        """Every name of ``setups`` is a registered pybullet setup."""
+        """Every name of ``setups`` is a registered pybullet setup; ``uncertainty_pushes``
+        are counts of training pushes the experiments have."""
         for name in self.setups:
             SETUPS.check(name, "setups")
+        for n in self.uncertainty_pushes:
+            check_count("uncertainty_pushes", n)
+            if n > self.n_train:
+                raise ValueError(f"uncertainty_pushes must be at most n_train = {self.n_train}, "
+                                 f"got {self.uncertainty_pushes}")
 
 
 _ALL = tuple(METHODS)
@@ -167,13 +186,15 @@ SIZES = SizeTable(
         n_test=2, duration=0.5, budget=Budget(simulations=8, seconds=10.0), n_eval=2,
         push_counts=(1, 2), steps=2, cosine_iterations=1, cells=(10, 24), lcp_cells=(10,),
         cost_repeats=1, robot_objects=("crimp",), robot_train=1, robot_test=1,
-        long_budget=8, setups=("book", "authors"),
+        long_budget=8, setups=("book", "authors"), uncertainty_pushes=(1, 2),
+        uncertainty_particles=4, uncertainty_iterations=3,
     ),
     default=IdentifySizes(
         objects=_PAPER_OBJECTS, map_objects=("toolbox", "book"), methods=_ALL, experiments=1,
         n_train=4, n_test=6, duration=1.0, budget=Budget(simulations=40, seconds=30.0),
         n_eval=3, push_counts=(1, 2, 4, 8), steps=6, cosine_iterations=3,
         cells=(10, 24, 48, 88, 127), lcp_cells=(10, 24, 48), cost_repeats=3,
+        long_budget=1000,
     ),
     paper=IdentifySizes(
         objects=_PAPER_OBJECTS, map_objects=("toolbox", "book"), methods=_ALL,
@@ -181,7 +202,7 @@ SIZES = SizeTable(
         budget=Budget(simulations=100, seconds=60.0), n_eval=6,
         push_counts=(1, 2, 3, 4, 5, 6, 7, 8), steps=10, cosine_iterations=5,
         cells=(10, 24, 48, 88, 127), lcp_cells=(10, 24, 48, 88, 127), cost_repeats=5,
-        long_budget=400,
+        long_budget=1000,
     ),
 )
 
@@ -445,22 +466,102 @@ def world_ablation(scale: str, seed: int = 0, scheduler: object = None) -> list[
     return [floor for floors in done for floor in floors]
 
 
+#: The start of :func:`uncertainty_maps`: Algorithm 1's estimate, each coordinate moved by a
+#: normal draw of this standard deviation (unit box), clipped to the box.
+UNCERTAINTY_JITTER = 0.05
+#: SVGD's AdaGrad step (unit box) in :func:`uncertainty_maps`.
+UNCERTAINTY_STEPSIZE = 0.02
+
+
+@dataclass(frozen=True)
+class UncertaintyMap:
+    """SVGD's particles over one experiment's map from its first ``n_pushes`` training pushes,
+    per cell (k,): the mean identifiable map μ·M / Σ μ·M over the particles (``mean``), its
+    standard deviation over them times k, in units of a uniform cell's share (``spread``), the
+    same at the start (``start_spread``), the distance the cell travelled in those pushes in
+    pybullet (``travel``, m) and the true map (``true_map``); the Laplace scale of the
+    likelihood (``scale``, m: the loss of Algorithm 1's estimate) and SVGD's seconds."""
+
+    object: str
+    n_pushes: int
+    mean: np.ndarray
+    spread: np.ndarray
+    start_spread: np.ndarray
+    travel: np.ndarray
+    true_map: np.ndarray
+    scale: float
+    seconds: float
+
+
+def _uncertainty(name: str, n_pushes: int, s: IdentifySizes, seed: int) -> UncertaintyMap:
+    with one_torch_thread():
+        ex = _experiment(name, 0, s, seed)
+        data = ex.train.subset(range(n_pushes))
+        best = identify("algorithm1", data, s.budget, seed=seed)
+        scale = float(best.history.loss[-1])
+        # One Laplace observation of scale ``scale`` per restart: log p = −Σ_r d_r / scale.
+        target = PushingTarget(data, noise=scale / PushingTarget(data).n_restarts)
+        rng = np.random.default_rng([seed, n_pushes, name_stream(name)])
+        jitter = rng.normal(0.0, UNCERTAINTY_JITTER, (s.uncertainty_particles, target.dim))
+        x0 = (torch.as_tensor(best.history.estimates[-1])[None] + torch.as_tensor(jitter))
+        x0 = x0.clamp(0.0, 1.0)
+        estimator = make_estimator("SVGD", target, n_particles=s.uncertainty_particles,
+                                   seed=seed, x0=x0, stepsize=UNCERTAINTY_STEPSIZE)
+        start = time.perf_counter()
+        estimator.run(s.uncertainty_iterations, progress=False)
+        seconds = time.perf_counter() - start
+        k = target.k
+        maps = identifiable_map(*target.physical(estimator.particles.detach())).numpy()
+        start_maps = identifiable_map(*target.physical(x0)).numpy()
+        travel = (data.positions[:, 1:] - data.positions[:, :-1]).norm(dim=-1).sum((0, 1))
+    return UncertaintyMap(name, n_pushes, maps.mean(0), k * maps.std(0), k * start_maps.std(0),
+                          travel.numpy(), identifiable_map(ex.obj.masses,
+                                                           ex.obj.frictions).numpy(),
+                          scale, seconds)
+
+
+def uncertainty_maps(scale: str, seed: int = 0, scheduler: object = None
+                     ) -> list[UncertaintyMap]:
+    """Beyond the paper: the pushing target is a Part II target, so SVGD samples its
+    posterior. For the first experiment of each of ``SIZES[scale].objects`` and each count of
+    ``uncertainty_pushes`` (its first training pushes), Algorithm 1 runs first (the
+    protocol's budget); its estimate's loss sets the likelihood's scale (one Laplace term per
+    restart) and its estimate, jittered by :data:`UNCERTAINTY_JITTER`, the particles' start;
+    SVGD then runs ``uncertainty_iterations`` iterations with ``uncertainty_particles``
+    particles. One job per object and push count."""
+    s = SIZES[scale]
+    seed = check_seed("seed", seed)
+    run_jobs(_prepare, [dict(name=n, index=0, s=s, seed=seed) for n in s.objects],
+             n_jobs=s.n_jobs, scheduler=scheduler)
+    jobs = [dict(name=n, n_pushes=p, s=s, seed=seed) for n in s.objects
+            for p in s.uncertainty_pushes]
+    return run_jobs(_uncertainty, jobs, n_jobs=s.n_jobs, scheduler=scheduler,
+                    desc="uncertainty maps")
+
+
 #: Improvements at which the test error of a :func:`long_runs` run is evaluated.
 LONG_EVAL = 8
 
 
+def long_methods() -> tuple[str, ...]:
+    """The methods of :func:`long_runs`: every registered method that simulates formulation 2
+    (formulation 1's simulations take seconds each)."""
+    return tuple(m for m, spec in METHODS.items() if spec.formulation == "rigid")
+
+
 def long_runs(scale: str, seed: int = 0, scheduler: object = None) -> list[MethodRun]:
-    """Algorithm 1 and exact-gradient descent through formulation 2 on the first experiment of
-    ``long_object`` with a budget of ``long_budget`` simulations and no time limit, the test
-    error evaluated at up to :data:`LONG_EVAL` improvements: where each goes given more
-    time than the protocol's budget."""
+    """Every method of :func:`long_methods` on the first experiment of each of ``objects``
+    with a budget of ``long_budget`` simulations and no time limit, the test and training
+    errors evaluated at up to :data:`LONG_EVAL` improvements: where each method ends when
+    the budget is not what stops it."""
     s = SIZES[scale]
     seed = check_seed("seed", seed)
-    _prepare(s.long_object, 0, s, seed)
+    run_jobs(_prepare, [dict(name=n, index=0, s=s, seed=seed) for n in s.objects],
+             n_jobs=s.n_jobs, scheduler=scheduler)
     budget = Budget(simulations=s.long_budget)
-    jobs = [dict(name=s.long_object, index=0, method=m, s=s, seed=seed, budget=budget,
-                 n_eval=LONG_EVAL) for m in ("algorithm1", "autograd-rigid")]
-    return run_jobs(_run_method, jobs, n_jobs=s.n_jobs, scheduler=scheduler)
+    jobs = [dict(name=n, index=0, method=m, s=s, seed=seed, budget=budget, n_eval=LONG_EVAL)
+            for n in s.objects for m in long_methods()]
+    return run_jobs(_run_method, jobs, n_jobs=s.n_jobs, scheduler=scheduler, desc="long runs")
 
 
 def feature_contrast(name: str, identified_map: np.ndarray) -> float:

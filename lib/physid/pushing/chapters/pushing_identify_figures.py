@@ -19,7 +19,13 @@ from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from physid.book.display import explorer
 from physid.core.validate import check_choice, check_count
-from physid.pushing.chapters.pushing_identify import CostPoint, Directions, MethodRun, PushCountRun
+from physid.pushing.chapters.pushing_identify import (
+    CostPoint,
+    Directions,
+    MethodRun,
+    PushCountRun,
+    UncertaintyMap,
+)
 from physid.pushing.identify import METHODS
 from physid.pushing.objects import CellObject, load_object
 
@@ -36,6 +42,7 @@ __all__ = [
     "plot_push_counts",
     "plot_run",
     "plot_train_test",
+    "plot_uncertainty",
     "run_explorer",
     "simulations_per_step",
 ]
@@ -350,6 +357,41 @@ def plot_maps(runs: list[MethodRun], method: str = "algorithm1", experiment: int
         axes[row, 1].set_title(f"{run.object}: truth", fontsize="medium")
         fig.colorbar(image, ax=axes[row, :], shrink=0.9, pad=0.02,
                      label="k μ·M / Σ μ·M (%)")
+    return fig
+
+
+def plot_uncertainty(maps: list[UncertaintyMap], n_pushes: int | None = None) -> Figure:
+    """Beyond the paper: per object (rows), SVGD's mean map of μ·M (left), its posterior
+    spread (middle) and the distance each cell travelled in the training pushes (right), from
+    the runs of ``maps`` with ``n_pushes`` training pushes (default: the most)."""
+    if not maps:
+        raise ValueError("maps must hold at least one UncertaintyMap")
+    n_pushes = max(m.n_pushes for m in maps) if n_pushes is None else n_pushes
+    chosen = [m for m in maps if m.n_pushes == n_pushes]
+    if not chosen:
+        raise ValueError(f"maps hold no run with {n_pushes} training pushes")
+    objects = [_object(m.object) for m in chosen]
+    ratios = [(np.ptp(o.grid[:, 0]) + 1) / (np.ptp(o.grid[:, 1]) + 1) for o in objects]
+    ratios = [min(max(r, 0.2), 1.2) for r in ratios]
+    fig, axes = plt.subplots(len(chosen), 3, figsize=(7.0, 1.2 + 2.4 * sum(ratios)),
+                             height_ratios=ratios, squeeze=False)
+    panels = (("mean", "k μ·M / Σ μ·M (%)", "coolwarm"), ("spread", "spread (%)", "viridis"),
+              ("travel", "travel (cm)", "magma"))
+    for row, (m, obj) in enumerate(zip(chosen, objects, strict=True)):
+        values = {"mean": 1e2 * len(obj) * m.mean, "spread": 1e2 * m.spread,
+                  "travel": 1e2 * m.travel}
+        for col, (key, label, cmap) in enumerate(panels):
+            ax = axes[row, col]
+            norm = Normalize(float(values[key].min()), float(values[key].max()))
+            image = ax.imshow(_map_image(obj, values[key]), cmap=cmap, norm=norm,
+                              interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+            for spine in ax.spines.values():
+                spine.set_visible(False)
+            ax.set_title(f"{m.object}: {key}", fontsize="small")
+            fig.colorbar(image, ax=ax, shrink=0.8, pad=0.02, label=label)
     return fig
 
 

@@ -34,6 +34,7 @@ from physid.pushing.chapters.pushing_identify import (
     IdentifySizes,
     MethodRun,
     PushCountRun,
+    UncertaintyMap,
     WorldFloor,
 )
 from physid.pushing.chapters.pushing_identify_claims import (
@@ -47,6 +48,7 @@ from physid.pushing.chapters.pushing_identify_claims import (
     mm,
     schedule_errors,
     slope_text,
+    travel_correlations,
     world_floors,
 )
 from physid.pushing.identify import METHODS, travel_cap
@@ -63,6 +65,7 @@ __all__ = [
     "headline_prose",
     "identifiability_prose",
     "lcp_cells",
+    "long_prose",
     "loss_prose",
     "maps_prose",
     "methods_prose",
@@ -71,6 +74,7 @@ __all__ = [
     "robot_prose",
     "schedule_prose",
     "search_prose",
+    "uncertainty_prose",
     "world_prose",
 ]
 
@@ -353,14 +357,31 @@ def world_prose(floors: Sequence[WorldFloor]) -> dict[str, Any]:
             "world_setups_text": listing([SETUPS[w].label for w in setups])}
 
 
-def gap_prose(runs: Sequence[MethodRun], objects: Sequence[str], long: Sequence[MethodRun],
-              n_train: int) -> dict[str, Any]:
+def long_prose(long: Sequence[MethodRun], simulations: int) -> dict[str, Any]:
+    """The longer runs' budget (``simulations``) and what
+    :data:`~physid.pushing.chapters.pushing_identify.HEADLINE_SECONDS` buys each method of
+    ``long``: the simulations it ran per second there, mean over its runs, times the
+    headline's seconds."""
+    seconds = study.HEADLINE_SECONDS
+    buys = []
+    for method in METHODS:
+        runs = [r for r in long if r.method == method and r.used_seconds > 0]
+        if runs:
+            rate = float(np.mean([r.used_simulations / r.used_seconds for r in runs]))
+            buys.append(f"{METHODS[method].label} about {seconds * rate:,.0f}")
+    return {"long_budget_text": plural(simulations, "simulation"),
+            "buys_text": f"{seconds:g} s buys, at the rate each method ran in the longer "
+            "runs: " + listing(buys)}
+
+
+def gap_prose(long: Sequence[MethodRun], objects: Sequence[str], n_train: int
+              ) -> dict[str, Any]:
     """The train–test gap in words: the parameters each object has against its ``n_train``
     training pushes; the truth's and Algorithm 1's and exact-gradient descent's errors on the
-    training and the test pushes (``runs`` on ``objects``,
-    :func:`~physid.pushing.chapters.pushing_identify_claims.gap_rows`), how many methods end
-    below the truth on their training pushes, and where the longer runs (``long``) end."""
-    rows = {r["estimate"]: r for r in gap_rows(runs, objects)}
+    training and the test pushes at the end of the longer runs (``long`` on ``objects``,
+    :func:`~physid.pushing.chapters.pushing_identify_claims.gap_rows`), and how many methods
+    end below the truth on their training pushes."""
+    rows = {r["estimate"]: r for r in gap_rows(long, objects)}
     truth = rows.pop("the truth (floors)")
     below = [name for name, r in rows.items()
              if r["training pushes (mm)"] < truth["training pushes (mm)"]]
@@ -373,23 +394,38 @@ def gap_prose(runs: Sequence[MethodRun], objects: Sequence[str], long: Sequence[
     parts = [f"the truth's error is {pair(truth)}"]
     parts += [f"the last estimate of {name}, {pair(rows[name])}" for name in headline
               if name in rows]
-    cells = {r.object: len(r.identified_map) for r in runs if r.object in objects}
-    longer = "; ".join(
-        f"given {r.used_simulations} simulations on the {r.object}, "
-        f"{METHODS[r.method].label} ends at {mm(r.train_error[-1])} on the training pushes "
-        f"(the truth {mm(r.train_floor)}) and {mm(r.test_error_at())} on the test pushes "
-        f"(the truth {mm(r.floor)})" for r in long)
+    cells = {r.object: len(r.identified_map) for r in long if r.object in objects}
     return {
         "gap_text": "; ".join(parts) + ". "
         + (f"{plural(len(below), 'method')} end{'s' if len(below) == 1 else ''} below the "
            "truth on the training pushes "
            f"({listing(below)}): they fit the training pushes better than the truth does, "
-           "which only the test pushes can show. " if below else
-           "No method ends below the truth on the training pushes. ")
-        + (longer[0].upper() + longer[1:] + "." if longer else ""),
+           "which only the test pushes can show." if below else
+           "No method ends below the truth on the training pushes."),
         "gap_params_text": "the masses and frictions of each object ("
         + ", ".join(f"{2 * k} on the {name}" for name, k in cells.items()) + ")",
         "gap_pushes_text": plural(n_train, "training push", "training pushes"),
+    }
+
+
+def uncertainty_prose(maps: Sequence[UncertaintyMap], sizes: IdentifySizes) -> dict[str, Any]:
+    """The uncertainty maps in words: SVGD's particles and iterations (``sizes``), and per
+    push count the rank correlation of travel and spread per object and the mean spread."""
+    rho = travel_correlations(maps)
+    counts = sorted({m.n_pushes for m in maps})
+    parts = []
+    for p in counts:
+        chosen = [m for m in maps if m.n_pushes == p]
+        listed = ", ".join(f"{rho[(m.object, p)]:.2f} on the {m.object}" for m in chosen)
+        spread = float(np.mean([m.spread.mean() for m in chosen]))
+        parts.append(f"with {plural(p, 'training push', 'training pushes')} the rank "
+                     f"correlation of travel and spread is {listed}, and the mean spread "
+                     f"{spread:.3f}")
+    return {
+        "uncertainty_text": "; ".join(parts),
+        "uncertainty_run_text": (
+            f"{plural(sizes.uncertainty_iterations, 'iteration')} with "
+            f"{plural(sizes.uncertainty_particles, 'particle')}"),
     }
 
 
