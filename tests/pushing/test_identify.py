@@ -231,6 +231,27 @@ def test_algorithm1_direction_agrees_with_the_friction_gradient(box):
         assert float(cosine[0]) > 0.5, (shift, direction, grad[:, K:])
 
 
+def test_algorithm1_of_one_restart_is_a_term_of_the_whole(target):
+    """The per-interval terms of §6's loop average to the sweep's loss and direction."""
+    x = torch.as_tensor(np.random.default_rng(5).uniform(size=(2, 2 * K)))
+    loss, direction = target.algorithm1(x, "pinned")
+    terms = [target.algorithm1(x, "pinned", r) for r in range(target.n_restarts)]
+    torch.testing.assert_close(torch.stack([t[0] for t in terms]).mean(0), loss)
+    torch.testing.assert_close(torch.stack([t[1] for t in terms]).mean(0), direction)
+    for bad, error in ((target.n_restarts, ValueError), (-1, ValueError), (1.0, TypeError)):
+        with pytest.raises(error, match="^restart"):
+            target.algorithm1(x, "paper", bad)
+
+
+def test_the_papers_loop_updates_after_every_interval_and_pays_for_its_score(data):
+    """A pass simulates every push once and scores its end once more: 2 n simulations."""
+    run = identify("algorithm1-interval", data, Budget(simulations=4 * len(data)), seed=0)
+    assert run.simulations == 4 * len(data)
+    assert run.history.simulations[1:] in ([2 * len(data)], [2 * len(data), 4 * len(data)],
+                                           [4 * len(data)])
+    assert run.stopped == "the simulation budget is spent"
+
+
 def test_the_pinned_reading_is_closer_to_the_friction_gradient(box):
     """Same pushes: with the body turned about the finger's contact, the direction is nearer
     the exact friction gradient than §6's own-cell shortcut, and nearly parallel to it."""

@@ -10,6 +10,7 @@ the training loss in a :class:`History`, as the authors' code does.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -122,6 +123,20 @@ class Tracker:
         value, grad = self.target.loss_and_grad(x)
         self._record(x, value)
         return value, grad
+
+    def algorithm1_sweep(self, x: Tensor, reading: str,
+                         update: Callable[[Tensor, Tensor], Tensor]) -> tuple[Tensor, Tensor]:
+        """One pass of §6's loop as printed: for every restarted interval in turn (push by
+        push, in time), Algorithm 1's direction of that interval alone at the current ``x``
+        and ``x ← update(x, direction)``. The pass simulates every training push once; its
+        end is then scored with :meth:`loss` (a second evaluation, charged and recorded).
+        Returns the end and its loss."""
+        self._charge(2 * len(x))
+        for restart in range(self.target.n_restarts):
+            _, direction = self.target.algorithm1(x, reading, restart)
+            x = update(x, direction)
+        self.simulations += len(x) * self.target.simulations_per_evaluation
+        return x, self.loss(x)
 
     def algorithm1(self, x: Tensor, reading: str = "paper") -> tuple[Tensor, Tensor]:
         """Eq. (1) and Algorithm 1's per-cell direction in the ``reading`` of §6's

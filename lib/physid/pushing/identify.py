@@ -117,6 +117,23 @@ def _algorithm1_pinned(tracker: Tracker, x0: np.ndarray, rng: np.random.Generato
     _algorithm1_loop(tracker, x0, o, "pinned")
 
 
+@method("algorithm1-interval", "Algorithm 1, an update per interval",
+        {"alpha": 0.03, "decay": 0.9, "mass_power": 0.5, "epsilon": 0.0}, in_paper=False)
+def _algorithm1_interval(tracker: Tracker, x0: np.ndarray, rng: np.random.Generator,
+                         o: dict) -> None:
+    """Algorithm 1's loop as §6 prints it: the masses and frictions move after every
+    restarted interval, along that interval's own direction, with the schedule of
+    :func:`scheduled_step` decayed once per pass over the training pushes
+    (:meth:`~physid.pushing.budget.Tracker.algorithm1_sweep`; each pass is scored by one
+    more evaluation, which the budget counts)."""
+    x = torch.as_tensor(x0)[None]
+    for it in range(1 << 30):
+        x, loss = tracker.algorithm1_sweep(
+            x, "paper", lambda x, d, it=it: scheduled_step(x, torch.cat([d, d], 1), it, o))
+        if float(loss) <= o["epsilon"]:
+            return
+
+
 def _algorithm1_loop(tracker: Tracker, x0: np.ndarray, o: dict, reading: str) -> None:
     x = torch.as_tensor(x0)[None]
     for it in range(1 << 30):

@@ -153,8 +153,9 @@ class PushingTarget(Target):
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise Exhausted("the time budget ran out during an evaluation")
 
-    def _chunks(self, n: int):
-        rows = torch.cartesian_prod(torch.arange(n), torch.arange(self.n_restarts))
+    def _chunks(self, n: int, restarts: Tensor | None = None):
+        restarts = torch.arange(self.n_restarts) if restarts is None else restarts
+        rows = torch.cartesian_prod(torch.arange(n), restarts)
         chunk = CHUNK[self.formulation]
         for start in range(0, len(rows), chunk):
             self._check_deadline()
@@ -188,9 +189,12 @@ class PushingTarget(Target):
             total, grad = total + part.detach(), grad + g
         return total / self.n_restarts, grad / self.n_restarts
 
-    def algorithm1(self, x: Tensor, reading: str = "paper") -> tuple[Tensor, Tensor]:
+    def algorithm1(self, x: Tensor, reading: str = "paper", restart: int | None = None
+                   ) -> tuple[Tensor, Tensor]:
         """:meth:`loss` (N,) and Algorithm 1's direction (N, k) for the frictions, from the
-        forward simulation only (§6).
+        forward simulation only (§6); with ``restart``, of that restarted interval alone
+        (push ``restart // (S − 1)``, interval ``restart % (S − 1)`` for S observations per
+        push), the term of one pass of §6's inner loop.
 
         ``reading="paper"`` is §6's derivation: under the paper's assumptions only cell i's
         own ground-friction impulse depends on μ_i, ``∂v_i/∂μ_i = M_i⁻¹ ∂λ_i/∂μ_i = −g Δt
@@ -210,13 +214,19 @@ class PushingTarget(Target):
         sums.
         """
         reading = check_choice("reading", reading, READINGS)
+        if restart is not None:
+            restart = check_count("restart", restart, minimum=0)
+            if restart >= self.n_restarts:
+                raise ValueError(f"restart must be < {self.n_restarts}, got {restart}")
+        chosen = None if restart is None else torch.tensor([restart])
+        terms = self.n_restarts if restart is None else 1
         x = self.check_x(x).detach()
         masses, frictions = self.physical(x)
         total = x.new_zeros(len(x))
         direction = x.new_zeros(len(x), self.k)
         weights = torch.arange(self.steps, 0, -1, dtype=x.dtype)  # n − j, j = 0 … n − 1
         with torch.no_grad():
-            for rows in self._chunks(len(x)):
+            for rows in self._chunks(len(x), chosen):
                 positions, record = self._rollout_record(masses, frictions, rows)
                 residual = positions[:, -1] - self._observed[rows[:, 1]]
                 distance = residual.norm(dim=-1)  # (R, k)
@@ -230,7 +240,7 @@ class PushingTarget(Target):
                                             masses[rows[:, 0]], weights)
                 total = total.index_add(0, rows[:, 0], distance.mean(-1))
                 direction = direction.index_add(0, rows[:, 0], per_cell)
-        return total / self.n_restarts, direction / self.n_restarts
+        return total / terms, direction / terms
 
     def _impulse_directions(self, moves: Tensor) -> Tensor:
         """Minus each cell's friction impulse per unit μ and ``M g Δt`` in the forward

@@ -248,3 +248,14 @@ def test_uncertainty_prose_gives_the_correlations_per_push_count():
         "with 4 training pushes the rank correlation of travel and spread is -1.00 on the "
         "crimp, and the mean spread 0.200")
     assert text["uncertainty_run_text"] == "60 iterations with 16 particles"
+
+
+def test_variants_prose_lists_algorithm1_and_its_variants():
+    errors = claims.ProtocolErrors(
+        ("crimp",), Budget(simulations=8), start={"crimp": 0.02}, end={}, end_within={},
+        floor={"crimp": 0.01}, final={}, at_budget={},
+        headline={"algorithm1": 0.02, "algorithm1-interval": 0.017, "autograd-rigid": 0.018},
+        improvements={})
+    assert prose.variants_prose(errors)["variants_text"] == (
+        "the library's Algorithm 1 (one step per pass) reaches 20.0 mm, the printed loop (an "
+        "update per interval) 17.0 mm and exact-gradient descent 18.0 mm")

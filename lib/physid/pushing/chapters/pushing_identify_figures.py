@@ -76,6 +76,8 @@ def simulations_per_step(name: str, k: int, n: int) -> str:
         return f"{o['batch']} n = {o['batch'] * n} (a batch of draws)"
     if "popsize" in o:
         return f"{o['popsize']} n = {o['popsize'] * n} (a generation)"
+    if name == "algorithm1-interval":
+        return f"2n = {2 * n} per pass (every push once, and once more to score the pass)"
     if name == "nelder-mead":
         return f"n = {n} per evaluation ((2k + 1) n = {(2 * k + 1) * n} to start)"
     return f"n = {n}"
@@ -84,6 +86,9 @@ def simulations_per_step(name: str, k: int, n: int) -> str:
 def _what(name: str) -> str:
     if name == "algorithm1":
         return "Algorithm 1's direction from the forward simulation"
+    if name == "algorithm1-interval":
+        return ("each interval's own Algorithm 1 direction, an update after every interval "
+                "(§6's loop as printed)")
     if name == "algorithm1-pinned":
         return ("Algorithm 1's direction, the rigid body turned about the finger's contact, "
                 "from the forward simulation")
@@ -215,12 +220,10 @@ def error_curve(runs: list[MethodRun], method: str, axis: str = "simulations",
     return grid, values.mean(0), values.min(0), values.max(0)
 
 
-def plot_protocol(runs: list[MethodRun], methods: tuple[str, ...] | None = None,
-                  objects: tuple[str, ...] | None = None) -> Figure:
-    """Fig. 3: test error against simulations (left) and wall time (right) for each of
-    ``methods`` (default: every method in ``runs``), mean over the runs on ``objects``
-    (default: every object of the comparison) with the min–max band, and each object's floor
-    (the truth's own test error, dashed)."""
+def _compared(runs: list[MethodRun], methods: tuple[str, ...] | None,
+              objects: tuple[str, ...] | None) -> tuple[list[MethodRun], tuple[str, ...]]:
+    """The runs on ``objects`` (default: every object of the comparison, those other methods
+    than Algorithm 1 ran on) and ``methods`` (default: every method among them)."""
     if objects is None:
         objects = tuple(dict.fromkeys(r.object for r in runs if r.method != "algorithm1"))
         objects = objects or tuple(dict.fromkeys(r.object for r in runs))
@@ -229,6 +232,16 @@ def plot_protocol(runs: list[MethodRun], methods: tuple[str, ...] | None = None,
         methods = tuple(m for m in METHODS if any(r.method == m for r in runs))
     if not runs or not methods:
         raise ValueError("runs hold no run of the given methods and objects")
+    return runs, methods
+
+
+def plot_protocol(runs: list[MethodRun], methods: tuple[str, ...] | None = None,
+                  objects: tuple[str, ...] | None = None) -> Figure:
+    """Fig. 3: test error against simulations (left) and wall time (right) for each of
+    ``methods`` (default: every method in ``runs``), mean over the runs on ``objects``
+    (default: every object of the comparison) with the min–max band, and each object's floor
+    (the truth's own test error, dashed)."""
+    runs, methods = _compared(runs, methods, objects)
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 4.2), sharey=True)
     floors = {r.object: r.floor for r in runs}
     for ax, axis in zip(axes, AXES, strict=True):
@@ -261,14 +274,7 @@ def plot_train_test(runs: list[MethodRun], methods: tuple[str, ...] | None = Non
     simulations, one panel per method of ``methods`` (default: every method in ``runs``), mean
     over the runs on ``objects`` (default: every object of the comparison), with the truth's
     mean error on each (the floors, grey)."""
-    if objects is None:
-        objects = tuple(dict.fromkeys(r.object for r in runs if r.method != "algorithm1"))
-        objects = objects or tuple(dict.fromkeys(r.object for r in runs))
-    runs = [r for r in runs if r.object in objects]
-    if methods is None:
-        methods = tuple(m for m in METHODS if any(r.method == m for r in runs))
-    if not runs or not methods:
-        raise ValueError("runs hold no run of the given methods and objects")
+    runs, methods = _compared(runs, methods, objects)
     columns = min(3, len(methods))
     rows = -(-len(methods) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(7.0, 1.9 * rows + 0.8), sharex=True,

@@ -54,6 +54,7 @@ from physid.pushing.chapters.pushing_identify_claims import (
 from physid.pushing.identify import METHODS, travel_cap
 
 __all__ = [
+    "VARIANTS",
     "algorithm1_prose",
     "converged_steps",
     "cost_prose",
@@ -75,6 +76,7 @@ __all__ = [
     "schedule_prose",
     "search_prose",
     "uncertainty_prose",
+    "variants_prose",
     "world_prose",
 ]
 
@@ -427,6 +429,21 @@ def uncertainty_prose(maps: Sequence[UncertaintyMap], sizes: IdentifySizes) -> d
             f"{plural(sizes.uncertainty_iterations, 'iteration')} with "
             f"{plural(sizes.uncertainty_particles, 'particle')}"),
     }
+
+
+#: Algorithm 1 as the library runs it, §6's variants of it, and exact-gradient descent.
+VARIANTS = ("algorithm1", "algorithm1-interval", "algorithm1-pinned", "autograd-rigid")
+
+
+def variants_prose(errors: ProtocolErrors) -> dict[str, Any]:
+    """Algorithm 1 and its variants (:data:`VARIANTS`, those ``errors`` holds) within the
+    headline's seconds, mean over the paper's objects, in words."""
+    names = {"algorithm1": "the library's Algorithm 1 (one step per pass) reaches",
+             "algorithm1-interval": "the printed loop (an update per interval)",
+             "algorithm1-pinned": "the pinned reading", "autograd-rigid":
+             "exact-gradient descent"}
+    parts = [f"{names[m]} {mm(errors.headline[m])}" for m in VARIANTS if m in errors.headline]
+    return {"variants_text": listing(parts)}
 
 
 def maps_prose(contrasts: FeatureContrasts) -> dict[str, Any]:
