@@ -198,8 +198,8 @@ class PushingTarget(Target):
 
         ``reading="paper"`` is §6's derivation: under the paper's assumptions only cell i's
         own ground-friction impulse depends on μ_i, ``∂v_i/∂μ_i = M_i⁻¹ ∂λ_i/∂μ_i = −g Δt
-        ŝ_i``, the forward simulation's own impulse per unit μ: ŝ_i is the direction of D
-        closest to the cell's motion in the step (``_impulse_directions``; the engine's
+        ŝ_i``, the forward simulation's own impulse per unit μ: −ŝ_i is the direction of D
+        most opposed to the cell's motion in the step (``_impulse_directions``; the engine's
         friction impulse lies on a vertex of D's polygon, opposite the motion only for many
         directions). Summed over the steps of each restarted interval (a velocity change at
         step j moves the cell for the remaining ``n − j`` steps) and projected on the
@@ -244,12 +244,12 @@ class PushingTarget(Target):
 
     def _impulse_directions(self, moves: Tensor) -> Tensor:
         """Minus each cell's friction impulse per unit μ and ``M g Δt`` in the forward
-        simulation, from its ``moves`` (..., 2) in the steps: the direction of D most aligned
-        with the motion (the vertex of D's polygon that maximises the dissipation), zero for a
-        cell at rest."""
+        simulation, from its ``moves`` (..., 2) in the steps: minus the direction of D most
+        opposed to the motion (the vertex of D's polygon that maximises the dissipation), zero
+        for a cell at rest."""
         dirs = friction_directions(self.friction_dirs, moves)
-        nearest = dirs[(moves @ dirs.T).argmax(-1)]
-        return torch.where(moves.norm(dim=-1, keepdim=True) > 1e-12, nearest, 0.0)
+        opposed = dirs[(moves @ dirs.T).argmin(-1)]
+        return torch.where(moves.norm(dim=-1, keepdim=True) > 1e-12, -opposed, 0.0)
 
     def _pinned(self, positions: Tensor, record: ContactRecord, slip: Tensor, unit: Tensor,
                 masses: Tensor, weights: Tensor) -> Tensor:

@@ -370,10 +370,10 @@ def long_prose(long: Sequence[MethodRun], simulations: int) -> dict[str, Any]:
         runs = [r for r in long if r.method == method and r.used_seconds > 0]
         if runs:
             rate = float(np.mean([r.used_simulations / r.used_seconds for r in runs]))
-            buys.append(f"{METHODS[method].label} about {seconds * rate:,.0f}")
+            buys.append(f"{METHODS[method].label}: about {seconds * rate:,.0f}")
     return {"long_budget_text": plural(simulations, "simulation"),
-            "buys_text": f"{seconds:g} s buys, at the rate each method ran in the longer "
-            "runs: " + listing(buys)}
+            "buys_text": f"{seconds:g} s buys, in simulations at the rate each method ran in "
+            "the longer runs, " + "; ".join(buys)}
 
 
 def gap_prose(long: Sequence[MethodRun], objects: Sequence[str], n_train: int
