@@ -232,7 +232,8 @@ def test_gap_prose_says_who_ends_below_the_truth_on_the_training_pushes():
         "show.")
     assert text["gap_params_text"] == "the masses and frictions of each object (6 on the crimp)"
     assert text["gap_pushes_text"] == "4 training pushes"
-    buys = prose.long_prose(long, 1000)
+    idle = replace(long[0], method="fd-authors", used_simulations=0)
+    buys = prose.long_prose([*long, idle], 1000)
     assert buys["long_budget_text"] == "1,000 simulations"
     assert buys["buys_text"] == ("30 s buys, in simulations at the rate each method ran in "
                                  "the longer runs, Algorithm 1 (analytic): about 240; Autograd "

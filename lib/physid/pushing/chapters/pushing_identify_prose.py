@@ -363,11 +363,13 @@ def long_prose(long: Sequence[MethodRun], simulations: int) -> dict[str, Any]:
     """The longer runs' budget (``simulations``) and what
     :data:`~physid.pushing.chapters.pushing_identify.HEADLINE_SECONDS` buys each method of
     ``long``: the simulations it ran per second there, mean over its runs, times the
-    headline's seconds."""
+    headline's seconds (a method whose runs simulated nothing, its first evaluation beyond the
+    budget, is left out)."""
     seconds = study.HEADLINE_SECONDS
     buys = []
     for method in METHODS:
-        runs = [r for r in long if r.method == method and r.used_seconds > 0]
+        runs = [r for r in long if r.method == method and r.used_seconds > 0
+                and r.used_simulations > 0]
         if runs:
             rate = float(np.mean([r.used_simulations / r.used_seconds for r in runs]))
             buys.append(f"{METHODS[method].label}: about {seconds * rate:,.0f}")
