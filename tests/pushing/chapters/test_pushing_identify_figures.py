@@ -156,3 +156,9 @@ def test_plot_uncertainty_draws_the_mean_the_spread_and_the_travel():
                                                          "crimp: travel"]
     with pytest.raises(ValueError, match="3 training pushes"):
         plot_uncertainty(maps, 3)
+
+
+def test_every_registered_method_has_its_own_colour():
+    from physid.pushing.chapters.pushing_identify_figures import _color
+
+    assert len({_color(m) for m in METHODS}) == len(METHODS)

@@ -57,8 +57,11 @@ _COST_LABELS = {
 }
 
 
-def _color(method: str) -> str:
-    return f"C{list(METHODS).index(method) % 10}"
+def _color(method: str) -> tuple[float, float, float, float]:
+    """The method's colour: tab10's ten colours for the first ten registered methods (tab20's
+    dark shades), then their light shades, so no two of twenty methods share one."""
+    i = list(METHODS).index(method)
+    return plt.get_cmap("tab20")((2 * i) % 20 + (i // 10) % 2)
 
 
 # -- the methods table ---------------------------------------------------------------------
