@@ -333,15 +333,28 @@ def _map_image(obj: CellObject, values: np.ndarray) -> np.ndarray:
     return image
 
 
-def _show_map(ax: plt.Axes, obj: CellObject, values: np.ndarray, norm: Normalize):
-    image = ax.imshow(_map_image(obj, values), cmap="coolwarm", norm=norm,
-                      interpolation="nearest")
+def _show_map(ax: plt.Axes, obj: CellObject, values: np.ndarray, norm: Normalize,
+              cmap: str = "coolwarm"):
+    image = ax.imshow(_map_image(obj, values), cmap=cmap, norm=norm, interpolation="nearest")
     ax.set_xticks([])
     ax.set_yticks([])
     ax.grid(False)
     for spine in ax.spines.values():
         spine.set_visible(False)
     return image
+
+
+def _map_axes(names: list[str], columns: int, per_ratio: float, base: float
+              ) -> tuple[Figure, np.ndarray, list[CellObject]]:
+    """A figure of one row of ``columns`` map panels per object of ``names``, each row as
+    tall as its object's grid is (within bounds): the figure, its axes and the objects."""
+    objects = [_object(n) for n in names]
+    ratios = [(np.ptp(o.grid[:, 0]) + 1) / (np.ptp(o.grid[:, 1]) + 1) for o in objects]
+    ratios = [min(max(r, 0.2), 1.2) for r in ratios]
+    fig, axes = plt.subplots(len(objects), columns,
+                             figsize=(7.0, base + per_ratio * sum(ratios)),
+                             height_ratios=ratios, squeeze=False)
+    return fig, axes, objects
 
 
 def plot_maps(runs: list[MethodRun], method: str = "algorithm1", experiment: int = 0) -> Figure:
@@ -351,11 +364,7 @@ def plot_maps(runs: list[MethodRun], method: str = "algorithm1", experiment: int
     chosen = [r for r in runs if r.method == method and r.experiment == experiment]
     if not chosen:
         raise ValueError(f"runs hold no run of {method!r} on experiment {experiment}")
-    objects = [_object(r.object) for r in chosen]
-    ratios = [(np.ptp(o.grid[:, 0]) + 1) / (np.ptp(o.grid[:, 1]) + 1) for o in objects]
-    ratios = [min(max(r, 0.2), 1.2) for r in ratios]
-    fig, axes = plt.subplots(len(chosen), 2, figsize=(7.0, 1.0 + 3.0 * sum(ratios)),
-                             height_ratios=ratios, squeeze=False)
+    fig, axes, objects = _map_axes([r.object for r in chosen], 2, 3.0, 1.0)
     for row, (run, obj) in enumerate(zip(chosen, objects, strict=True)):
         scale = 1e2 * len(obj)  # shares as % of a uniform cell's share
         both = np.concatenate([run.identified_map, run.true_map]) * scale
@@ -379,11 +388,7 @@ def plot_uncertainty(maps: list[UncertaintyMap], n_pushes: int | None = None) ->
     chosen = [m for m in maps if m.n_pushes == n_pushes]
     if not chosen:
         raise ValueError(f"maps hold no run with {n_pushes} training pushes")
-    objects = [_object(m.object) for m in chosen]
-    ratios = [(np.ptp(o.grid[:, 0]) + 1) / (np.ptp(o.grid[:, 1]) + 1) for o in objects]
-    ratios = [min(max(r, 0.2), 1.2) for r in ratios]
-    fig, axes = plt.subplots(len(chosen), 3, figsize=(7.0, 1.2 + 2.4 * sum(ratios)),
-                             height_ratios=ratios, squeeze=False)
+    fig, axes, objects = _map_axes([m.object for m in chosen], 3, 2.4, 1.2)
     panels = (("mean", "k μ·M / Σ μ·M (%)", "coolwarm"), ("spread", "spread (%)", "viridis"),
               ("travel", "travel (cm)", "magma"))
     for row, (m, obj) in enumerate(zip(chosen, objects, strict=True)):
@@ -392,13 +397,7 @@ def plot_uncertainty(maps: list[UncertaintyMap], n_pushes: int | None = None) ->
         for col, (key, label, cmap) in enumerate(panels):
             ax = axes[row, col]
             norm = Normalize(float(values[key].min()), float(values[key].max()))
-            image = ax.imshow(_map_image(obj, values[key]), cmap=cmap, norm=norm,
-                              interpolation="nearest")
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.grid(False)
-            for spine in ax.spines.values():
-                spine.set_visible(False)
+            image = _show_map(ax, obj, values[key], norm, cmap)
             ax.set_title(f"{m.object}: {key}", fontsize="small")
             fig.colorbar(image, ax=ax, shrink=0.8, pad=0.02, label=label)
     return fig
