@@ -190,3 +190,17 @@ def test_multimodal_runs_are_keyed_by_label_and_the_start_is_honoured():
         assert result.runs[label].final_theta.shape == (6, 2)
     with pytest.raises(ValueError, match="label"):
         result.share_near("product")
+
+
+@pytest.mark.parametrize("max_noise", [0.05, 1e3])
+def test_sgld_caps_the_noise_of_a_coordinate_without_gradient(max_noise):
+    # Coordinate 1 is almost flat (variance 1e8): RMSprop's preconditioner 1 / (eps + √v)
+    # would be ~1e5 there, and uncapped the chain jumps between the limits.
+    flat = GaussianTarget([0.5, 0.5], [[0.004, 0.0], [0.0, 1e8]])
+    sgld = make_estimator("SGLD", flat, seed=2, stepsize=3e-3, max_noise=max_noise)
+    steps = np.diff(sgld.run(200, progress=False).particles[-1][:, 1])  # the chain
+    if max_noise < 1:
+        assert np.abs(steps).max() < 5 * max_noise  # a random walk of at most max_noise
+        assert np.abs(steps).std() > 0.2 * max_noise
+    else:
+        assert np.abs(steps).max() > 0.3

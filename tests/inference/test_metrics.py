@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from physid.inference.metrics import gaussian_kl, knn_kl, mmd
+from physid.inference.metrics import energy_score, gaussian_kl, knn_kl, mmd
 
 
 def test_knn_kl_matches_the_gaussian_closed_form_in_both_directions():
@@ -62,3 +62,33 @@ def test_mmd():
     assert 0 <= near < 0.02 < far
     with pytest.raises(ValueError, match="dimension"):
         mmd(x, rng.normal(size=(10, 3)))
+
+
+def test_energy_score_of_one_sample_is_its_rms_distance():
+    x = np.array([[1.0, 2.0, 3.0, 4.0]])
+    y = np.array([[1.5, 2.0], [2.0, 5.0]])  # any shape with the sample's size
+    assert energy_score(x, y) == pytest.approx(np.sqrt(np.mean((x[0] - y.ravel()) ** 2)))
+
+
+def test_energy_score_in_one_dimension_is_the_crps_of_the_empirical_cdf():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=7), 0.3
+    grid = np.linspace(-8, 8, 400_001)
+    cdf = (x[None] <= grid[:, None]).mean(1)
+    crps = np.trapezoid((cdf - (grid >= y)) ** 2, grid)
+    assert energy_score(x, np.array([y])) == pytest.approx(crps, abs=1e-4)
+
+
+def test_energy_score_is_lowest_for_the_true_spread():
+    rng = np.random.default_rng(1)
+    ys = rng.normal(size=(300, 5))
+    scores = {
+        spread: np.mean([energy_score(spread * rng.normal(size=(50, 5)), y) for y in ys])
+        for spread in (0.0, 0.3, 1.0, 3.0)
+    }
+    assert min(scores, key=scores.get) == 1.0
+
+
+def test_energy_score_rejects_mismatched_sizes():
+    with pytest.raises(ValueError, match="observation must have 4 entries"):
+        energy_score(np.zeros((3, 4)), np.zeros(5))

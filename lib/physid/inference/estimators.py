@@ -41,7 +41,11 @@ from physid.inference.svgd import CSVGD, SVGD  # noqa: F401 - registers them, fi
 class SGLD(ChainEstimator):
     """Preconditioned SGLD: ``x ← x + ε/2 G ∇log p + N(0, ε G)``, ``G`` from RMSprop.
 
-    The parameter block is projected into the limits after each step.
+    ``G = 1 / (eps + sqrt(v))`` per coordinate, ``v`` the running mean of the squared
+    gradient, capped at ``max_noise² / ε``: a coordinate whose gradient is (nearly) zero would
+    otherwise get ``G ≈ 1 / eps`` and jump between its limits; capped, its noise is at most
+    ``max_noise`` (normalised units) per step. The cap binds only where ``sqrt(v)`` is below
+    ``ε / max_noise²``. The parameter block is projected into the limits after each step.
     """
 
     def __init__(
@@ -53,11 +57,13 @@ class SGLD(ChainEstimator):
         stepsize: float = 1e-3,
         alpha: float = 0.99,
         eps: float = 1e-5,
+        max_noise: float = 0.05,
     ):
         super().__init__(target, n_particles, seed, x0)
         self.stepsize = check_positive("stepsize", stepsize)
         self.alpha = check_number("alpha", alpha, low=0.0, high=1.0, high_open=True)
         self.eps = check_positive("eps", eps)
+        self.max_noise = check_positive("max_noise", max_noise)
 
     def _start(self, x0: Tensor) -> None:
         super()._start(x0)
@@ -67,7 +73,7 @@ class SGLD(ChainEstimator):
         grad = self.target.log_density_and_grad(self.x[None])[1][0]
         sq = grad**2
         self.v = sq if self.v is None else self.alpha * self.v + (1 - self.alpha) * sq
-        precond = 1.0 / (self.eps + self.v.sqrt())
+        precond = (1.0 / (self.eps + self.v.sqrt())).clamp(max=self.max_noise**2 / self.stepsize)
         noise = torch.randn(self.x.shape, generator=self.generator, dtype=torch.float64)
         x = self.x + 0.5 * self.stepsize * precond * grad + (self.stepsize * precond).sqrt() * noise
         self._accept(self.target.project(x[None])[0])

@@ -33,9 +33,11 @@ carry about 0.2 and 0.4 rad/s of noise and :func:`start_state` about a sixth of 
 
 Lengths. Only ratios are measured in pixels. With the model's ``l1`` = 0.091 m
 (:data:`~physid.inference.pendulum.DEFAULTS`), :attr:`Run.scale` converts file units to
-metres and :attr:`Run.implied_l2` gives the length of link 2 the data imply, about 0.070 m,
-below the paper's prior range [0.08, 0.3] m for it. Runs 0–1 were filmed with the camera
-slightly further in (link lengths about 2% longer in pixels) than runs 2–20.
+metres and :attr:`Run.implied_l2` gives the elbow-to-tip distance the data imply, about
+0.070 m (used for drawing only: the dynamics do not depend on it). The pivot-to-elbow distance
+0.091 m lies inside the paper's prior [0.08, 0.3] m for the joint offset ``l1`` it estimates.
+Runs 0–1 were filmed with the camera slightly further in (link lengths about 2% longer in
+pixels) than runs 2–20.
 
 Without the data. :func:`stand_in` simulates trajectories that look like the real ones (start
 states of a real run's kind, the model at :data:`STAND_IN_THETA`, angle noise of
@@ -122,14 +124,14 @@ START = RATE
 #: The parameters of the simulated stand-in (:func:`stand_in`), the 11 of
 #: :data:`~physid.inference.pendulum.REAL_LIMITS`, each within its limits: 0.1 kg links
 #: with their centres of mass near mid-link, the prior's smallest inertia and a light viscous
-#: friction. ``l2`` is 0.08 m, the lower end of the prior (the data imply about 0.070 m).
+#: friction, joint 2 at 0.091 m along link 1 (the recordings' pivot-to-elbow distance).
 STAND_IN_THETA: dict[str, float] = {
     "m1": 0.1,
     "I1": 0.002,
     "c1x": 0.045,
     "c1y": 0.0,
     "d1": 0.001,
-    "l2": 0.08,
+    "l1": 0.091,
     "m2": 0.1,
     "I2": 0.002,
     "c2x": 0.035,

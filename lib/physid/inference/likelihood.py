@@ -181,7 +181,11 @@ class TrajectoryLikelihood(Target):
         state_scale: ``(mean, std)`` of the S state dimensions for the standardisation;
             default: over the reference trajectories.
         shooting_spread: the spread (standard deviation, standardised state units) of the
-            start shooting states around each particle's own rollout (see :meth:`auxiliary`).
+            start shooting states around where they start (see :meth:`auxiliary`).
+        shooting_start: where the start shooting states lie: ``"rollout"``, on each
+            particle's own single-shooting rollout, or ``"recorded"``, on the first
+            reference's recorded states at the window boundaries (the usual start of multiple
+            shooting: the defects then start at the data's distance from the model).
         inputs: the known inputs ``u(t)`` (R, T, U) of the references, or one (T, U) sequence
             for all; required when ``model.input_size > 0``, else None. Multiple shooting
             needs one input sequence shared by the references (as it needs one start state).
@@ -206,6 +210,7 @@ class TrajectoryLikelihood(Target):
         defect_form: str = "vector",
         state_scale: tuple | None = None,
         shooting_spread: float = SHOOTING_SPREAD,
+        shooting_start: str = "rollout",
         inputs=None,
         observation_scale: tuple | None = None,
     ):
@@ -226,6 +231,9 @@ class TrajectoryLikelihood(Target):
         self.sigma_obs = check_positive("sigma_obs", sigma_obs)
         self.sigma_def = check_positive("sigma_def", sigma_def)
         self.shooting_spread = check_nonnegative("shooting_spread", shooting_spread)
+        self.shooting_start = check_choice(
+            "shooting_start", shooting_start, ("rollout", "recorded")
+        )
         self.state_size = check_count("model.state_size", model.state_size)
         self.observation_size = check_count("model.observation_size", model.observation_size)
         check_count("model.input_size", model.input_size, 0)
@@ -375,22 +383,27 @@ class TrajectoryLikelihood(Target):
     def auxiliary(self, z: Tensor, seed: int = 0) -> Tensor:
         """Start shooting states (N, S(W−1)) for normalised parameters ``z`` (N, M).
 
-        Each particle's shooting states are the states of its *own* single-shooting rollout
-        (of its own parameters, from the recorded start) at the window boundaries, plus
-        Gaussian noise of standard deviation ``shooting_spread`` (standardised units)
-        drawn with ``seed``. No reference is favoured: the data enter only through the
-        start state (and the shared input).
+        With ``shooting_start="rollout"`` each particle's shooting states are the states of
+        its *own* single-shooting rollout (of its own parameters, from the recorded start) at
+        the window boundaries: no reference is favoured, the data enter only through the start
+        state (and the shared input). With ``"recorded"`` they are the first reference's
+        recorded states at the boundaries (:meth:`on_reference`). Either way Gaussian noise of
+        standard deviation ``shooting_spread`` (standardised units) drawn with ``seed`` is
+        added, so that no two particles start on the same states.
         """
         z = self.check_x(torch.cat((z, z.new_zeros(z.shape[0], self.n_shoot)), 1), "z")
         if self.windows == 1:
             return z.new_zeros((z.shape[0], 0))
-        theta = self.limits.denormalise(z[:, : self.n_params])
-        u = None if self.inputs is None else self.inputs[0]
-        with torch.no_grad():
-            states = self.model.rollout(theta, self.data[0, 0], self.n_steps, u)
-        shoot = self.standardise(states[:, self._boundaries]).reshape(z.shape[0], -1)
-        if not torch.isfinite(shoot).all():
-            raise ValueError("a start particle's rollout is not finite; start elsewhere")
+        if self.shooting_start == "recorded":
+            shoot = self.on_reference(z[:, : self.n_params])[:, self.n_params :]
+        else:
+            theta = self.limits.denormalise(z[:, : self.n_params])
+            u = None if self.inputs is None else self.inputs[0]
+            with torch.no_grad():
+                states = self.model.rollout(theta, self.data[0, 0], self.n_steps, u)
+            shoot = self.standardise(states[:, self._boundaries]).reshape(z.shape[0], -1)
+            if not torch.isfinite(shoot).all():
+                raise ValueError("a start particle's rollout is not finite; start elsewhere")
         generator = torch.Generator().manual_seed(check_seed("seed", seed))
         noise = torch.randn(shoot.shape, generator=generator, dtype=torch.float64)
         return shoot + self.shooting_spread * noise

@@ -8,6 +8,11 @@ for samples X_1…X_n of P and Y_1…Y_m of Q in R^d; ``ν_k(i)`` is the distanc
 k-th nearest neighbour among the Y, ``ρ_l(i)`` to its l-th nearest neighbour among the other X.
 With k = l = 3 the digamma term vanishes. On trajectories, ``d`` is the flattened dimension
 (T × 4), which is why trajectory KL values run into the thousands.
+
+:func:`energy_score` is a proper score of a sample set against one observation (Gneiting &
+Raftery, 2007): lower is better, and in expectation it is lowest for samples drawn from the
+distribution the observation came from, so, unlike the pooled KL above, it does not reward a
+spread wider than the data's.
 """
 
 from __future__ import annotations
@@ -109,3 +114,26 @@ def mmd(p: np.ndarray, q: np.ndarray, bandwidth: float | None = None) -> float:
     kyy = np.exp(-sqdist(y, y) / bandwidth).mean()
     kxy = np.exp(-sqdist(x, y) / bandwidth).mean()
     return float(max(kxx + kyy - 2 * kxy, 0.0))
+
+
+def energy_score(samples: np.ndarray, observation: np.ndarray) -> float:
+    """The energy score ``E‖X − y‖ − ½ E‖X − X′‖`` of ``samples`` (n, …) against
+    ``observation`` (…), with the root-mean-square norm ``‖v‖ = sqrt(mean(v²))``.
+
+    The expectations are the sample means, the second over all ``n²`` pairs, the diagonal
+    included (the score of the samples' empirical distribution). With the RMS norm the score
+    is in the observation's units: one sample scores its RMS distance to the observation, and
+    in one dimension the score is the CRPS of the samples' empirical distribution.
+    """
+    x = _samples(samples, "samples")
+    y = check_array("observation", observation).reshape(-1)
+    if x.shape[1] != y.size:
+        raise ValueError(
+            f"observation must have {x.shape[1]} entries like each sample, got {y.size}"
+        )
+    scale = 1.0 / np.sqrt(y.size)
+    to_obs = np.sqrt(((x - y) ** 2).sum(1)) * scale
+    between = (
+        np.sqrt(np.maximum((x**2).sum(1)[:, None] + (x**2).sum(1)[None] - 2 * x @ x.T, 0.0)) * scale
+    )
+    return float(to_obs.mean() - 0.5 * between.mean())

@@ -4,11 +4,12 @@ Each link ``i`` is a rigid body hinged at its proximal joint, with mass ``m_i``,
 inertia ``I_i`` about its centre of mass (the axis of rotation), the centre of mass at
 ``(c_ix, c_iy)`` in the link frame (``x`` along the link from the joint towards its tip, ``y``
 perpendicular), a viscous friction coefficient ``d_i`` at its joint and a length ``l_i`` (the
-distance from its joint to the next joint; ``l2`` only matters for a point mass at the tip).
+distance from its joint to the next joint: ``l1`` places joint 2 on link 1; ``l2`` only matters for
+a point mass at the tip, and for drawing).
 The state is ``s = [q0, q1, q̇0, q̇1]``: ``q0`` is the angle of link 1 from hanging straight
 down, ``q1`` the angle of link 2 relative to link 1. This is the 11-parameter model of the
-real-data experiment of Heiden et al. (2022) (link 1's length fixed) with all twelve quantities
-available as parameters; ``point_mass=True`` gives the textbook pendulum with the whole mass of
+real-data experiment of Heiden et al. (2022) with all twelve quantities available as
+parameters; ``point_mass=True`` gives the textbook pendulum with the whole mass of
 each link at its tip and no inertia, whose only geometric parameters are the lengths.
 
 :class:`DoublePendulum` is a :class:`~physid.core.simulator.Simulator`: no input, and the
@@ -56,14 +57,18 @@ ALL_PARAMETERS: tuple[str, ...] = (
     "d2",
 )
 
-#: The 11 parameters of the paper's real-data experiment and their limits (appendix Table 1).
+#: The 11 parameters of the paper's real-data experiment and their limits (appendix Table 1), in
+#: the table's order. The paper's "link 2 length" is ``l1``, the offset of joint 2 along link 1:
+#: in the Tiny Differentiable Simulator's compound pendulum (the paper's simulator) joint ``i ≥ 1``
+#: sits at ``link_lengths[i]`` along the previous link, and no elbow-to-tip distance enters the
+#: dynamics (``tests/inference/test_tds.py`` checks the mapping against that simulator).
 REAL_LIMITS: dict[str, tuple[float, float]] = {
     "m1": (0.05, 0.5),
     "I1": (0.002, 1.0),
     "c1x": (-0.2, 0.2),
     "c1y": (-0.2, 0.2),
     "d1": (0.0, 0.5),
-    "l2": (0.08, 0.3),
+    "l1": (0.08, 0.3),
     "m2": (0.05, 0.5),
     "I2": (0.002, 1.0),
     "c2x": (-0.2, 0.2),

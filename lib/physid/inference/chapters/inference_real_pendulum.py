@@ -3,7 +3,9 @@
 * :func:`real_problem`: the 11-parameter model (appendix Table 1 of the paper) at the camera's
   400 Hz, one reference trajectory and held-out test trajectories from other runs of the IBM
   recordings (:mod:`physid.inference.ibm`), or a simulated stand-in when the data is absent.
-* :func:`evaluate`: the paper's consistency metrics in trajectory space: the kNN estimates of
+* :func:`evaluate`: first the prediction of the held-out runs (the angle RMSE of the particles'
+  median rollout at the horizons :data:`HORIZONS`, and the energy score, a proper score of the
+  whole set), then the paper's consistency metrics in trajectory space: the kNN estimates of
   ``KL(D_real ‖ D_sim)`` and ``KL(D_sim ‖ D_real)`` and the MMD between the held-out
   trajectories and the particles' rollouts from the same start states. A metric the particle
   set cannot give (a collapsed set, unstable rollouts) is ``nan``, shown as "N/A" as in the
@@ -11,6 +13,14 @@
 * :func:`compare`: every estimator on single and on multiple shooting (Tables I and II), one
   ``joblib`` / Dask job each (:func:`physid.core.sweeps.run_jobs`), cached on disk.
 * :func:`bayessim_variants`: BayesSim on the input statistics the paper's appendix compares.
+* :func:`baselines`: the prior's mean and draws from the prior, scored like the estimators.
+* :func:`spread_test`: one particle set widened about its mean, to show what each metric
+  rewards.
+* :func:`symmetries`: which combinations of the 11 parameters the reference can tell apart.
+
+Multiple shooting starts its shooting states on the reference's recorded states
+(:data:`SHOOTING_START`), as multiple shooting usually does; ``start="rollout"`` in
+:func:`run_estimator` starts them on each particle's own rollout instead (the ablation).
 
 Sizes per scale are in :data:`SIZES`.
 """
@@ -28,20 +38,30 @@ from physid.core.scales import Sizes, SizeTable, expect_sizes
 from physid.core.sweeps import cached, run_jobs
 from physid.core.target import Limits
 from physid.core.threads import one_torch_thread
-from physid.core.validate import check_array, check_choice, check_choices, check_count, check_seed
+from physid.core.validate import (
+    check_array,
+    check_choice,
+    check_choices,
+    check_count,
+    check_number,
+    check_seed,
+)
 from physid.inference import ibm
 from physid.inference.chapters.inference_synthetic import estimator_settings
 from physid.inference.estimators import make_estimator
 from physid.inference.likelihood import TrajectoryLikelihood
-from physid.inference.metrics import knn_kl, mmd
+from physid.inference.metrics import energy_score, knn_kl, mmd
 from physid.inference.pendulum import REAL_LIMITS, DoublePendulum
 
 __all__ = [
     "FAMILIES",
+    "HORIZONS",
     "K_NEIGHBOURS",
     "PAPER_BAYESSIM",
     "PAPER_TABLE_II",
     "SHOOTINGS",
+    "SHOOTING_START",
+    "SHOOTING_STARTS",
     "SIGMA_DEF",
     "SIGMA_OBS",
     "SIZES",
@@ -49,6 +69,10 @@ __all__ = [
     "RealProblem",
     "RealRun",
     "RealSizes",
+    "Symmetries",
+    "BASELINES",
+    "SPREAD_FACTORS",
+    "baselines",
     "bayessim_variants",
     "compare",
     "evaluate",
@@ -57,6 +81,9 @@ __all__ = [
     "real_limits",
     "real_problem",
     "run_estimator",
+    "spread_test",
+    "start_ablation",
+    "symmetries",
 ]
 
 #: Observation noise of the likelihood, in standardised state units (as in the synthetic
@@ -69,6 +96,13 @@ SIGMA_DEF = 0.1
 K_NEIGHBOURS = 3
 #: The shootings of Table II: single, and multiple with the chapter's windows.
 SHOOTINGS = ("single", "multiple")
+#: Where multiple shooting's states can start (:meth:`TrajectoryLikelihood.auxiliary
+#: <physid.inference.likelihood.TrajectoryLikelihood.auxiliary>`), and where the chapter starts
+#: them: on the reference's recorded states, the usual start of multiple shooting.
+SHOOTING_STARTS = ("recorded", "rollout")
+SHOOTING_START = "recorded"
+#: The prediction horizons (s) of the held-out angle RMSE.
+HORIZONS = (0.1, 0.25, 1.0)
 #: The rows of Table II: each family's estimator on single and on multiple shooting (SVGD on
 #: multiple shooting is CSVGD, as in the paper).
 FAMILIES: dict[str, tuple[str, str]] = {
@@ -179,8 +213,8 @@ SIZES = SizeTable(
 
 
 def pendulum_model(compiled: bool = True) -> DoublePendulum:
-    """The 11-parameter double pendulum of the paper at the camera's rate (link 1's length
-    fixed)."""
+    """The 11-parameter double pendulum of the paper at the camera's rate (the elbow-to-tip
+    length ``l2``, which no dynamics depend on, fixed)."""
     return DoublePendulum(names=tuple(REAL_LIMITS), dt=ibm.DT, compiled=compiled)
 
 
@@ -201,9 +235,12 @@ class RealProblem:
     real: bool
     runs: tuple[int, ...]
 
-    def target(self, windows: int = 1, defects: str = "likelihood") -> TrajectoryLikelihood:
+    def target(
+        self, windows: int = 1, defects: str = "likelihood", start: str = SHOOTING_START
+    ) -> TrajectoryLikelihood:
         """The likelihood of the reference: single shooting, or ``windows`` windows with the
-        defects as constraints or in the density (Eq. inf-ms)."""
+        defects as constraints or in the density (Eq. inf-ms), the shooting states starting
+        at ``start`` (:data:`SHOOTING_STARTS`)."""
         return TrajectoryLikelihood(
             self.model,
             self.reference,
@@ -212,6 +249,7 @@ class RealProblem:
             shooting_windows=windows,
             defects=defects,
             sigma_def=SIGMA_DEF,
+            shooting_start=check_choice("start", start, SHOOTING_STARTS),
         )
 
     def test_target(self) -> TrajectoryLikelihood:
@@ -244,15 +282,89 @@ def real_problem(s: RealSizes, seed: int = 0) -> RealProblem:
 
 
 @dataclass(frozen=True)
+class Symmetries:
+    """What the reference trajectory can tell apart (:func:`symmetries`).
+
+    ``singular_values`` (points, 11): the singular values of the Jacobian of the standardised
+    rollout with respect to the normalised parameters at each point, divided by the largest;
+    ``rank``: the count above ``tolerance`` at every point; ``null_share`` (11,): the largest
+    weight (absolute component) of each parameter in the Jacobian's null directions over the
+    points (0: the parameter is identifiable to first order).
+    """
+
+    names: tuple[str, ...]
+    points: np.ndarray
+    singular_values: np.ndarray
+    rank: int
+    null_share: np.ndarray
+    tolerance: float
+
+
+def symmetries(
+    problem: RealProblem, n_points: int = 3, seed: int = 0, tolerance: float = 1e-10
+) -> Symmetries:
+    """The rank of the map from the 11 parameters to the reference's rollout, at ``n_points``
+    points drawn uniformly inside the limits with ``seed``.
+
+    The dynamics depend on the parameters only through ``M11 = m1|c1|² + I1 + m2 l1²``,
+    ``M22 = m2|c2|² + I2``, ``l1``, ``m1 c1``, ``m2 c2`` and the frictions, up to one common
+    factor (:meth:`~physid.inference.pendulum.DoublePendulum.constants`): eight combinations of
+    eleven parameters. The Jacobian's rank measures that, and its null directions name the
+    parameters that share the symmetries.
+    """
+    n_points = check_count("n_points", n_points)
+    seed = check_seed("seed", seed)
+    tolerance = check_number("tolerance", tolerance, low=0.0, low_open=True)
+    target = problem.target()
+    generator = torch.Generator().manual_seed(seed)
+    points = torch.rand(n_points, target.n_params, generator=generator, dtype=torch.float64)
+    start = target.data[0, 0]
+
+    def rollout(z: torch.Tensor) -> torch.Tensor:
+        theta = target.limits.denormalise(z[None])[0]
+        states = problem.model.simulate_autograd(theta, start, target.n_steps)
+        return target.standardise(states).flatten()
+
+    values, shares = [], np.zeros(target.n_params)
+    for z in points:
+        jacobian = torch.autograd.functional.jacobian(
+            rollout, z, strategy="forward-mode", vectorize=True
+        ).numpy()
+        _, sv, vt = np.linalg.svd(jacobian, full_matrices=True)
+        values.append(sv / sv[0])
+        null = vt[int((sv / sv[0] > tolerance).sum()) :]
+        if len(null):
+            shares = np.maximum(shares, np.abs(null).max(0))
+    values = np.array(values)
+    return Symmetries(
+        target.limits.names,
+        target.limits.denormalise(points).numpy(),
+        values,
+        int((values > tolerance).sum(1).min()),
+        shares,
+        tolerance,
+    )
+
+
+@dataclass(frozen=True)
 class Metrics:
-    """The consistency metrics of a particle set on the held-out trajectories (``nan``:
-    not computable, "N/A"), with the count of unstable rollouts and of distinct particles."""
+    """How a particle set predicts the held-out trajectories (``nan``: not computable, "N/A").
+
+    Per horizon of :data:`HORIZONS` (``nan`` beyond the trajectories' length), over the frames
+    up to it and averaged over the held-out starts: ``rmse``, the angle RMSE (rad) of the
+    particles' median rollout (per frame and joint); ``energy``, the energy score (rad,
+    :func:`~physid.inference.metrics.energy_score`) of the particles' angle trajectories. Then the
+    paper's ``KL(real‖sim)``, ``KL(sim‖real)`` and MMD; the count of unstable rollouts and of
+    distinct particles.
+    """
 
     kl_real_sim: float
     kl_sim_real: float
     mmd: float
     unstable: int
     distinct: int
+    rmse: tuple[float, ...] = ()
+    energy: tuple[float, ...] = ()
 
     def as_row(self) -> tuple[float, float, float]:
         """``(KL(real‖sim), KL(sim‖real), MMD)``."""
@@ -267,28 +379,54 @@ def predictive(problem: RealProblem, theta: np.ndarray) -> np.ndarray:
     return problem.test_target().rollouts(torch.as_tensor(clipped)).numpy()
 
 
-def evaluate(problem: RealProblem, theta: np.ndarray) -> Metrics:
-    """The paper's metrics between the held-out trajectories and the particles' rollouts.
+def _prediction(
+    sims: np.ndarray, real: np.ndarray, dt: float
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The held-out angle RMSE and energy score per horizon of finite rollouts ``sims``
+    (N, n_tests, T+1, 4) against ``real`` (n_tests, T+1, 4)."""
+    angles, truth = sims[..., 1:, :2], real[:, 1:, :2]
+    median = np.median(angles, axis=0)
+    rmse, energy = [], []
+    for horizon in HORIZONS:
+        frames = int(round(horizon / dt))
+        if frames > truth.shape[1]:
+            rmse.append(math.nan)
+            energy.append(math.nan)
+            continue
+        error = (median[:, :frames] - truth[:, :frames]) ** 2
+        rmse.append(float(np.sqrt(error.mean((1, 2))).mean()))
+        scores = [energy_score(angles[:, k, :frames], truth[k, :frames]) for k in range(len(truth))]
+        energy.append(float(np.mean(scores)))
+    return tuple(rmse), tuple(energy)
 
-    Trajectories are standardised per state dimension like the likelihood and flattened
-    (``4(T+1)`` dimensions). ``KL(D_real ‖ D_sim)`` and ``KL(D_sim ‖ D_real)`` are the kNN
-    estimates (:func:`~physid.inference.metrics.knn_kl`, ``k = l = 3``) between the ``n_tests``
-    real trajectories and the ``N · n_tests`` simulated ones; the MMD is the RBF estimate with
-    the median bandwidth. Rollouts that blow up are dropped and counted; a set with fewer than
-    ``k + 1`` distinct finite rollouts (a collapsed particle set) has no ``KL(D_sim ‖ D_real)``,
-    and one without finite rollouts has no metric at all.
+
+def evaluate(problem: RealProblem, theta: np.ndarray) -> Metrics:
+    """The prediction of the held-out trajectories and the paper's metrics between them and
+    the particles' rollouts.
+
+    The prediction (:class:`Metrics`) is in radians, on the angles as recorded. For the
+    paper's metrics, trajectories are standardised per state dimension like the likelihood and
+    flattened (``4(T+1)`` dimensions). ``KL(D_real ‖ D_sim)`` and ``KL(D_sim ‖ D_real)`` are
+    the kNN estimates (:func:`~physid.inference.metrics.knn_kl`, ``k = l = 3``) between the
+    ``n_tests`` real trajectories and the ``N · n_tests`` simulated ones; the MMD is the RBF
+    estimate with the median bandwidth. Rollouts that blow up are dropped and counted; a set
+    with fewer than ``k + 1`` distinct finite rollouts (a collapsed particle set, or one
+    particle) has no ``KL(D_sim ‖ D_real)``, and one without finite rollouts has no metric at
+    all.
     """
     theta = check_array("theta", theta, shape=(None, problem.limits.dim))
     target = problem.test_target()
-    sims = target.standardise(torch.as_tensor(predictive(problem, theta))).numpy()
-    real = target.standardise(torch.as_tensor(problem.tests)).numpy()
-    finite = np.isfinite(sims).all(axis=(2, 3))  # (N, n_tests)
+    raw = predictive(problem, theta)
+    finite = np.isfinite(raw).all(axis=(2, 3))  # (N, n_tests)
     particles_ok = finite.all(1)
     unstable = int((~particles_ok).sum())
     distinct = len(np.unique(np.round(theta[particles_ok], 12), axis=0))
-    sim = sims[particles_ok].reshape(-1, *sims.shape[2:])
-    if sim.shape[0] == 0:
+    if not particles_ok.any():
         return Metrics(math.nan, math.nan, math.nan, unstable, distinct)
+    rmse, energy = _prediction(raw[particles_ok], problem.tests, problem.model.dt)
+    sims = target.standardise(torch.as_tensor(raw[particles_ok])).numpy()
+    real = target.standardise(torch.as_tensor(problem.tests)).numpy()
+    sim = sims.reshape(-1, *sims.shape[2:])
     kl_rs = knn_kl(real, sim, K_NEIGHBOURS, K_NEIGHBOURS)
     kl_sr = (
         knn_kl(sim, real, K_NEIGHBOURS, K_NEIGHBOURS)
@@ -296,13 +434,14 @@ def evaluate(problem: RealProblem, theta: np.ndarray) -> Metrics:
         else math.nan
     )
     distance = mmd(sim.reshape(len(sim), -1), real.reshape(len(real), -1))
-    return Metrics(kl_rs, kl_sr, distance, unstable, distinct)
+    return Metrics(kl_rs, kl_sr, distance, unstable, distinct, rmse, energy)
 
 
 @dataclass
 class RealRun:
     """One estimator's run on the reference: its final particles (physical units), the
-    metrics, the time it took and what it reports of itself."""
+    metrics, the time it took and what it reports of itself; ``start``: where its shooting
+    states started (``""`` for single shooting and the baselines)."""
 
     family: str
     estimator: str
@@ -314,6 +453,7 @@ class RealRun:
     metrics: Metrics
     loglik: float
     diagnostics: dict = field(default_factory=dict)
+    start: str = ""
 
 
 def _recordings(*args: object, **kwargs: object) -> tuple[Path, ...]:
@@ -331,13 +471,14 @@ def _run(
     seed: int,
     iterations: int | None,
     options: dict,
+    start: str,
 ) -> RealRun:
     s = RealSizes(**sizes)
     settings = estimator_settings(name, s, shooting)
     iterations = settings.iterations if iterations is None else iterations
     with one_torch_thread():
         problem = real_problem(s, seed)
-        target = problem.target(settings.windows, **settings.target)
+        target = problem.target(settings.windows, **settings.target, start=start)
         estimator = make_estimator(
             name, target, n_particles=s.n_particles, seed=seed, **{**settings.options, **options}
         )
@@ -359,6 +500,7 @@ def _run(
         metrics,
         loglik,
         estimator.diagnostics(),
+        start if shooting == "multiple" else "",
     )
 
 
@@ -369,13 +511,15 @@ def run_estimator(
     seed: int = 0,
     family: str | None = None,
     iterations: int | None = None,
+    start: str = SHOOTING_START,
     **options: object,
 ) -> RealRun:
     """Run estimator ``name`` on ``"single"`` or ``"multiple"`` shooting of the reference and
     evaluate it on the held-out trajectories.
 
     ``family`` labels the run (default: ``name``); ``iterations`` overrides the registered run
-    length; ``options`` go to the estimator. One thread; cached on disk by all of these, the
+    length; ``start`` is where multiple shooting's states start (:data:`SHOOTING_STARTS`);
+    ``options`` go to the estimator. One thread; cached on disk by all of these, the
     recordings read (or that there were none), the library's code and the package versions
     (:func:`physid.core.sweeps.cached`).
     """
@@ -387,8 +531,16 @@ def run_estimator(
     family = name if family is None else family
     if not isinstance(family, str):
         raise TypeError(f"family must be a string, got {family!r}")
+    start = check_choice("start", start, SHOOTING_STARTS)
     return _run(
-        family, name, shooting, asdict(s), check_seed("seed", seed), iterations, dict(options)
+        family,
+        name,
+        shooting,
+        asdict(s),
+        check_seed("seed", seed),
+        iterations,
+        dict(options),
+        start,
     )
 
 
@@ -441,3 +593,81 @@ def bayessim_variants(
         for st in statistics
     ]
     return run_jobs(run_estimator, jobs, s.n_jobs, scheduler, desc="BayesSim inputs")
+
+
+def start_ablation(
+    s: RealSizes,
+    families: tuple[str, ...] = ("SGLD",),
+    seed: int = 0,
+    scheduler: object = None,
+) -> list[RealRun]:
+    """Each family's multiple-shooting estimator with its shooting states started on its
+    particles' own rollouts (``start="rollout"``) instead of the recorded states: what the
+    start decides."""
+    s = expect_sizes(s, RealSizes)
+    families = check_choices("families", families, tuple(FAMILIES))
+    jobs = [
+        {
+            "name": FAMILIES[f][1],
+            "shooting": "multiple",
+            "s": s,
+            "seed": check_seed("seed", seed),
+            "family": f,
+            "start": "rollout",
+        }
+        for f in families
+    ]
+    return run_jobs(run_estimator, jobs, s.n_jobs, scheduler, desc="shooting starts")
+
+
+#: The baselines scored beside the estimators: the centre of the limits (the prior's mean) and
+#: draws from the prior (uniform in the limits).
+BASELINES = ("prior mean", "prior draws")
+
+
+def baselines(s: RealSizes, seed: int = 0) -> list[RealRun]:
+    """The trivial baselines of :data:`BASELINES`, scored like an estimator's particles: the
+    prior's mean (one particle) and ``s.n_particles`` uniform draws from the limits with
+    ``seed``. What an estimator must beat."""
+    s = expect_sizes(s, RealSizes)
+    problem = real_problem(s, check_seed("seed", seed))
+    limits = problem.limits
+    rng = np.random.default_rng([seed, 22])
+    sets = {
+        "prior mean": (0.5 * (limits.lower + limits.upper))[None],
+        "prior draws": limits.lower + limits.width * rng.random((s.n_particles, limits.dim)),
+    }
+    runs = []
+    with one_torch_thread():
+        reference = problem.target()
+        for name, theta in sets.items():
+            loglik = reference.mean_log_likelihood(torch.as_tensor(theta)).nanmean().item()
+            runs.append(
+                RealRun(name, "prior", "none", seed, 0.0, 0, theta, evaluate(problem, theta),
+                        float(loglik))
+            )
+    return runs
+
+
+#: The factors by which :func:`spread_test` widens a particle set about its mean.
+SPREAD_FACTORS = (0.0, 1.0, 2.0, 4.0)
+
+
+def spread_test(
+    problem: RealProblem, theta: np.ndarray, factors: tuple[float, ...] = SPREAD_FACTORS
+) -> list[Metrics]:
+    """The metrics of ``theta`` (N, 11) widened about its mean by each factor of ``factors``
+    (``mean + f (θ − mean)``, clipped into the limits; 0: every particle at the mean). A
+    metric that improves as the set widens while the prediction worsens rewards spread, not
+    accuracy."""
+    theta = check_array("theta", theta, shape=(None, problem.limits.dim))
+    if isinstance(factors, str) or not factors:
+        raise ValueError(f"factors must be a non-empty sequence of numbers, got {factors!r}")
+    factors = tuple(check_number("factors", f, low=0.0) for f in factors)
+    mean = theta.mean(0)
+    widened = [
+        np.clip(mean + f * (theta - mean), problem.limits.lower, problem.limits.upper)
+        for f in factors
+    ]
+    with one_torch_thread():
+        return [evaluate(problem, w) for w in widened]
