@@ -428,7 +428,7 @@ def test_stand_in_follows_the_model():
 
 def test_stand_in_rejects_bad_input():
     with pytest.raises(ValueError, match="theta"):
-        ibm.stand_in([0], 10, 1, theta={"l1": 0.1})
+        ibm.stand_in([0], 10, 1, theta={"l2": 0.1})  # not estimated: drawing only
     with pytest.raises(ValueError, match="theta"):
         ibm.stand_in([0], 10, 1, theta=[0.1] * 10)
     with pytest.raises(ValueError, match="theta"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from physid.inference.chapters import inference_real_claims as claims
 from physid.inference.chapters import inference_real_pendulum as rp
@@ -119,3 +120,28 @@ def test_box_nuts_collapse_below_a_centimetre():
     assert _valid(claims.box_nuts_claim(still)).holds
     spread = _valid(claims.box_nuts_claim(0.05 * np.arange(8)[:, None] * np.ones((1, 4))))
     assert not spread.holds and spread.why.startswith("NUTS' last samples spread over 11 cm")
+
+
+def _predicting(family: str, rmse: float, energy: float) -> rp.RealRun:
+    run = _run(family, "multiple") if family in rp.FAMILIES else _run("(C)SVGD", "multiple")
+    metrics = rp.Metrics(1.0, 1.0, 1.0, 0, 8, (0.1, rmse, 5.0), (0.1, energy, 5.0))
+    return rp.RealRun(family, "prior", "none", 0, 0.0, 0, run.theta, metrics, -1.0)
+
+
+def test_predicts_better_than_prior_needs_both_scores_below_every_baseline():
+    baselines = [_predicting("prior mean", 1.2, 1.2), _predicting("prior draws", 1.3, 1.0)]
+    runs = _runs()
+    runs[("(C)SVGD", "multiple")] = _predicting("(C)SVGD", 1.1, 0.9)
+    holds = _valid(claims.predicts_better_than_prior_claim(runs, baselines))
+    assert holds.holds and holds.id.startswith("physid-")
+    assert "(C)SVGD 1.1 / 0.9 rad" in holds.ours
+    runs[("(C)SVGD", "multiple")] = _predicting("(C)SVGD", 1.1, 1.05)  # draws score lower
+    fails = _valid(claims.predicts_better_than_prior_claim(runs, baselines))
+    assert not fails.holds and fails.why.startswith("prior draws scores as well")
+    runs[("(C)SVGD", "multiple")] = _predicting("(C)SVGD", math.nan, 0.5)  # N/A: not better
+    assert not claims.predicts_better_than_prior_claim(runs, baselines).holds
+
+
+def test_predicts_better_than_prior_takes_one_of_the_horizons():
+    with pytest.raises(ValueError, match="horizon"):
+        claims.predicts_better_than_prior_claim(_runs(), [], horizon=0.5)

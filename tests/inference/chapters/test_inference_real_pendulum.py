@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import torch
 
 from physid.inference import ibm
 from physid.inference.chapters import inference_real_pendulum as rp
@@ -131,6 +132,16 @@ def test_bayessim_variants_report_each_statistic():
         (lambda: rp.compare(QUICK, shootings=("both",)), ValueError, "shootings"),
         (lambda: rp.bayessim_variants(QUICK, statistics=("wavelet",)), ValueError,
          "statistics"),
+        (lambda: rp.run_estimator("CSVGD", "multiple", QUICK, start="middle"), ValueError,
+         "start"),
+        (lambda: rp.start_ablation(QUICK, families=("HMC",)), ValueError, "families"),
+        (lambda: rp.real_problem(QUICK).target(4, start="data"), ValueError, "start"),
+        (lambda: rp.symmetries(rp.real_problem(QUICK), n_points=0), ValueError, "n_points"),
+        (lambda: rp.symmetries(rp.real_problem(QUICK), tolerance=0), ValueError, "tolerance"),
+        (lambda: rp.spread_test(rp.real_problem(QUICK), np.zeros((3, 11)), ()), ValueError,
+         "factors"),
+        (lambda: rp.spread_test(rp.real_problem(QUICK), np.zeros((3, 11)), (-1.0,)),
+         ValueError, "factors"),
     ],
 )
 def test_bad_input(call, error, match):
@@ -145,3 +156,71 @@ def test_bad_particles(problem):
     theta[0, 0] = np.nan
     with pytest.raises(ValueError, match="theta"):
         rp.evaluate(problem, theta)
+
+
+def test_prediction_scores_one_particle_by_its_rms_error(problem):
+    centre = (0.5 * (problem.limits.lower + problem.limits.upper))[None]
+    metrics = rp.evaluate(problem, centre)
+    rollout = rp.predictive(problem, centre)[0]
+    for k, horizon in enumerate(rp.HORIZONS):
+        frames = int(round(horizon / problem.model.dt))
+        if frames > QUICK.n_steps:  # the quick trajectories are shorter: N/A there
+            assert math.isnan(metrics.rmse[k]) and math.isnan(metrics.energy[k])
+            continue
+        error = (rollout[:, 1 : frames + 1, :2] - problem.tests[:, 1 : frames + 1, :2]) ** 2
+        rmse = np.sqrt(error.mean((1, 2))).mean()
+        assert metrics.rmse[k] == pytest.approx(rmse)
+        assert metrics.energy[k] == pytest.approx(rmse)
+    assert math.isnan(metrics.rmse[-1])  # 1 s is longer than the quick trajectories
+
+
+def test_baselines_are_the_prior_mean_and_prior_draws(problem):
+    mean, draws = rp.baselines(QUICK, seed=3)
+    assert (mean.family, draws.family) == rp.BASELINES
+    np.testing.assert_allclose(mean.theta[0], 0.5 * (problem.limits.lower + problem.limits.upper))
+    assert draws.theta.shape == (QUICK.n_particles, 11)
+    assert np.all((draws.theta >= problem.limits.lower) & (draws.theta <= problem.limits.upper))
+    assert mean.metrics.distinct == 1 and math.isnan(mean.metrics.kl_sim_real)
+    again = rp.baselines(QUICK, seed=3)[1]
+    np.testing.assert_array_equal(again.theta, draws.theta)
+    rows = rp.prediction_rows([mean, draws])
+    assert [(r["particles"], r["shooting"]) for r in rows] == [
+        ("prior mean", "—"), ("prior draws", "—")
+    ]
+
+
+def test_shooting_states_start_on_the_record_or_on_each_rollout(problem):
+    recorded = problem.target(QUICK.windows, "likelihood")
+    rollout = problem.target(QUICK.windows, "likelihood", start="rollout")
+    z = np.full((3, 11), 0.5)
+
+
+    on_data = recorded.on_reference(torch.as_tensor(z))[:, 11:]
+    a = recorded.auxiliary(torch.as_tensor(z), seed=1)
+    b = rollout.auxiliary(torch.as_tensor(z), seed=1)
+    noise = a - on_data
+    assert 0.05 < noise.std().item() < 0.2  # spread about the recorded states
+    assert not torch.allclose(a[0], a[1])  # no two particles start on the same states
+    assert not torch.allclose(a, b)
+    run = rp.start_ablation(QUICK, families=("SGLD",))[0]
+    assert (run.shooting, run.start) == ("multiple", "rollout")
+    assert rp.prediction_rows([run])[0]["shooting"] == "multiple (rollout start)"
+
+
+def test_spread_test_widens_about_the_mean(problem):
+    rng = np.random.default_rng(0)
+    centre = 0.5 * (problem.limits.lower + problem.limits.upper)
+    theta = centre + 0.05 * problem.limits.width * rng.uniform(-1, 1, (8, 11))
+    collapsed, same = rp.spread_test(problem, theta, (0.0, 1.0))
+    assert collapsed.distinct == 1 and math.isnan(collapsed.kl_sim_real)
+    direct = rp.evaluate(problem, theta)
+    assert same.rmse == pytest.approx(direct.rmse, nan_ok=True)
+    assert same.as_row() == pytest.approx(direct.as_row())
+
+
+def test_symmetries_find_the_three_directions_the_motion_cannot_see(problem):
+    found = rp.symmetries(problem, n_points=2, seed=4)
+    assert found.rank == 8 and found.singular_values.shape == (2, 11)
+    names = list(found.names)
+    assert found.null_share[names.index("l1")] < 1e-8
+    assert found.null_share[names.index("m1")] > 0.1  # the scale and the mass-offset trades

@@ -45,7 +45,7 @@ def test_setup_prose_states_the_sizes_and_constants():
     assert setup["bayessim_lags"] == "5, 10, 20, 50, 100"
     assert setup["paper_particles"] == "100 particles"
     assert setup["paper_iterations"] == "2,000 iterations"
-    assert setup["l2_low"].value < setup["l2_high"].value
+    assert setup["l1_low"].value < setup["l1"].value < setup["l1_high"].value
 
 
 def test_data_prose_names_the_recordings_or_warns_of_the_stand_in(problem):
@@ -56,9 +56,11 @@ def test_data_prose_names_the_recordings_or_warns_of_the_stand_in(problem):
     assert stand_in["data_source"].startswith("a SIMULATED STAND-IN")
 
 
-def test_the_likelihood_cannot_see_l2(problem):
+def test_the_reference_tells_apart_eight_combinations_of_the_eleven(problem):
     seen = prose.identifiability_prose(replace(problem, real=False))
-    assert seen["l2_gradient"].value == 0 and seen["other_gradient"].value > 0
+    assert seen["jacobian_rank"].value == 8 and seen["n_symmetries"].value == 3
+    assert seen["l1_null_share"].value < 1e-8  # the joint offset is identifiable
+    assert seen["smallest_identified"].value > 1e-8
     assert seen["implied_l2_text"] == "The stand-in has no markers to measure it"
     assert "implied_l2" not in seen
 
@@ -68,8 +70,7 @@ def test_the_markers_measure_l2(problem):
     seen = prose.identifiability_prose(replace(problem, real=True))
     implied = ibm.load_run(problem.runs[0]).implied_l2
     assert seen["implied_l2"] == Bounded(implied, 0, 1)
-    assert seen["implied_l2_text"].startswith("The markers measure it all the same")
-    assert f"run {problem.runs[0]} is {implied:.3f} m" in seen["implied_l2_text"]
+    assert f"run {problem.runs[0]} as {implied:.3f} m" in seen["implied_l2_text"]
 
 
 @pytest.mark.parametrize(

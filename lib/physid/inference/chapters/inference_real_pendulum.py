@@ -72,12 +72,14 @@ __all__ = [
     "Symmetries",
     "BASELINES",
     "SPREAD_FACTORS",
+    "TDS_MAPPING",
     "baselines",
     "bayessim_variants",
     "compare",
     "evaluate",
     "pendulum_model",
     "predictive",
+    "prediction_rows",
     "real_limits",
     "real_problem",
     "run_estimator",
@@ -101,6 +103,21 @@ SHOOTINGS = ("single", "multiple")
 #: them: on the reference's recorded states, the usual start of multiple shooting.
 SHOOTING_STARTS = ("recorded", "rollout")
 SHOOTING_START = "recorded"
+#: Our parameters on the Tiny Differentiable Simulator's compound pendulum (the paper's
+#: simulator; checked in ``tests/inference/test_tds.py``): both joints turn about the link
+#: frame's ``x`` axis, each link points along its frame's ``y``, gravity is ``−z``.
+TDS_MAPPING: tuple[tuple[str, str, str], ...] = (
+    ("l1", "link 2's X_T translation (0, l1, 0)", "the offset of joint 2 along link 1: the "
+     "paper's “link 2 length”"),
+    ("l2", "—", "the elbow-to-tip distance: no dynamics depend on it; drawn only"),
+    ("m_i", "RigidBodyInertia mass", "the link's mass"),
+    ("c_ix", "com.y", "the centre of mass along the link, from its joint towards the next"),
+    ("c_iy", "com.z", "the centre of mass across the link, counter-clockwise (same sign)"),
+    ("I_i", "inertia[0, 0] (I_xx)", "about the centre of mass and the joint axis x; I_yy, "
+     "I_zz do not enter planar motion"),
+    ("d_i", "TinyLink damping", "viscous: the joint torque loses d_i q̇_i"),
+    ("q0, q1", "q[0] = q0 − π/2, q[1] = q1", "TDS's q = 0 points link 1 along +y"),
+)
 #: The prediction horizons (s) of the held-out angle RMSE.
 HORIZONS = (0.1, 0.25, 1.0)
 #: The rows of Table II: each family's estimator on single and on multiple shooting (SVGD on
@@ -175,7 +192,7 @@ SIZES = SizeTable(
     "inference_real",
     quick=RealSizes(
         scale="quick",
-        n_steps=40,
+        n_steps=100,
         windows=4,
         n_particles=8,
         iterations=8,
@@ -671,3 +688,32 @@ def spread_test(
     ]
     with one_torch_thread():
         return [evaluate(problem, w) for w in widened]
+
+
+def _label(run: RealRun) -> tuple[str, str]:
+    """A run's row label: the estimator (or baseline) and its shooting, with the start of
+    multiple shooting's states when it is not the chapter's."""
+    name = run.family if run.estimator in ("prior", "BayesSim") else run.estimator
+    shooting = "—" if run.shooting == "none" else run.shooting
+    if run.start and run.start != SHOOTING_START:
+        shooting += f" ({run.start} start)"
+    return name, shooting
+
+
+def prediction_rows(runs: list[RealRun]) -> list[dict[str, object]]:
+    """Table rows of how each of ``runs`` predicts the held-out trajectories: the angle RMSE
+    at every horizon of :data:`HORIZONS`, the energy score at the last two, and the
+    per-observation log-likelihood of the reference (``nan`` where not computable)."""
+    rows = []
+    for run in runs:
+        name, shooting = _label(run)
+        row: dict[str, object] = {"particles": name, "shooting": shooting}
+        for horizon, value in zip(HORIZONS, run.metrics.rmse or (math.nan,) * 3, strict=True):
+            row[f"RMSE {horizon:g} s"] = value
+        for horizon, value in list(
+            zip(HORIZONS, run.metrics.energy or (math.nan,) * 3, strict=True)
+        )[1:]:
+            row[f"energy {horizon:g} s"] = value
+        row["log-lik. / obs."] = run.loglik
+        rows.append(row)
+    return rows

@@ -37,6 +37,8 @@ __all__ = [
     "data_prose",
     "identifiability_prose",
     "most_likely_weights",
+    "prediction_prose",
+    "spread_prose",
     "setup_prose",
     "table_prose",
     "weights_prose",
@@ -122,6 +124,70 @@ def identifiability_prose(problem: rp.RealProblem, seed: int = 0) -> dict[str, A
             f"The markers give the elbow-to-tip distance of run {reference} as {implied:.3f} m "
             f"(scaled so that the pivot-to-elbow distance is {DEFAULTS['l1']:.3f} m)"
         ),
+    }
+
+
+def _short(run: rp.RealRun, name: str) -> float:
+    """``run``'s metric ``name`` (``"rmse"`` or ``"energy"``) at the 0.25 s horizon."""
+    values = getattr(run.metrics, name)
+    index = rp.HORIZONS.index(0.25)
+    return values[index] if len(values) > index else float("nan")
+
+
+def prediction_prose(
+    runs: Mapping[tuple[str, str], rp.RealRun],
+    baselines: Sequence[rp.RealRun],
+    ablation: Sequence[rp.RealRun],
+    problem: rp.RealProblem,
+) -> dict[str, Any]:
+    """What the prose says of the held-out prediction: the baselines' and CSVGD's RMSE and
+    energy score over 0.25 s, the estimator with the lowest RMSE there, the range of the RMSE
+    over 1 s, the joint offset ``l1`` the estimators put the pendulum at (the medians of their
+    particles) and, per family of the start ablation ``ablation``, its MMD started on the
+    record against started on its rollouts."""
+    mean, draws = baselines
+    csvgd = runs[("(C)SVGD", "multiple")]
+    short = {key: _short(run, "rmse") for key, run in runs.items()}
+    best = min(short, key=lambda key: np.inf if np.isnan(short[key]) else short[key])
+    everyone = [*runs.values(), *baselines]
+    long = [run.metrics.rmse[-1] for run in everyone if len(run.metrics.rmse) == 3]
+    l1 = problem.limits.names.index("l1")
+    medians = [float(np.median(run.theta[:, l1])) for run in runs.values()]
+    return {
+        "prior_mean_rmse": Bounded(_short(mean, "rmse"), 0, 100),
+        "prior_draws_rmse": Bounded(_short(draws, "rmse"), 0, 100),
+        "prior_draws_energy": Bounded(_short(draws, "energy"), 0, 100),
+        "csvgd_rmse": Bounded(_short(csvgd, "rmse"), 0, 100),
+        "csvgd_energy": Bounded(_short(csvgd, "energy"), 0, 100),
+        "best_short": f"{runs[best].estimator} on {best[1]} shooting",
+        "best_short_rmse": Bounded(short[best], 0, 100),
+        "long_rmse_range": (
+            f"{min(long):.1f}–{max(long):.1f}" if long else "not measured at this scale"
+        ),
+        "l1_range": f"{min(medians):.3f}–{max(medians):.3f}",
+        "csvgd_l1": Bounded(float(np.median(csvgd.theta[:, l1])), 0, 1),
+        "start_text": "; ".join(
+            f"{run.estimator} {show_metric(runs[(run.family, 'multiple')].metrics.mmd)} from "
+            f"the record, {show_metric(run.metrics.mmd)} from its rollouts"
+            for run in ablation
+        ),
+    }
+
+
+def spread_prose(metrics: Sequence[rp.Metrics]) -> dict[str, Any]:
+    """The ends of the spread test ``metrics`` (one per factor of
+    :data:`~physid.inference.chapters.inference_real_pendulum.SPREAD_FACTORS`: the set as it
+    is and widened most): ``KL(sim‖real)``, the MMD and the angle RMSE over 0.25 s."""
+    index = rp.HORIZONS.index(0.25)
+    same, widest = metrics[rp.SPREAD_FACTORS.index(1.0)], metrics[-1]
+    return {
+        "spread_factor": Bounded(rp.SPREAD_FACTORS[-1], 0, 100),
+        "spread_kl_same": show_metric(same.kl_sim_real),
+        "spread_kl_widest": show_metric(widest.kl_sim_real),
+        "spread_mmd_same": show_metric(same.mmd),
+        "spread_mmd_widest": show_metric(widest.mmd),
+        "spread_rmse_same": show_metric(same.rmse[index] if same.rmse else float("nan")),
+        "spread_rmse_widest": show_metric(widest.rmse[index] if widest.rmse else float("nan")),
     }
 
 
