@@ -98,3 +98,26 @@ def test_mode_shares():
 def test_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_phase_two_traces_its_particles():
+    run = sb.locate_weights(QUICK, dict(TRUE_BOX), estimators=("CSVGD",))[0]
+    trace = run.trace
+    assert trace["iterations"][0] == 0 and trace["iterations"][-1] == QUICK.iterations
+    assert len(trace["in_modes"]) == len(trace["balance"]) == len(trace["iterations"])
+    assert (trace["balance"][-1], trace["reach"][-1]) == sb.weight_summary(run.theta)
+    assert sum(sb.mode_shares(run.theta)) == trace["in_modes"][-1]
+
+
+def test_weight_summary_and_limits():
+    balanced = np.array([[0.1, 0.0, -0.1, 0.0], [-0.12, 0.01, 0.12, -0.01], [0.0, 0.0, 0.05, 0]])
+    balance, reach = sb.weight_summary(balanced)
+    assert balance == pytest.approx(0.0) and reach == pytest.approx(0.1)
+    limits = {"a": (0.0, 1.0), "b": (-1.0, 1.0)}
+    assert sb.at_limits({"a": 0.995, "b": 0.0}, limits) == ["a"]
+    assert sb.at_limits({"a": 0.5, "b": -0.99}, limits, fraction=0.01) == ["b"]
+    assert sb.at_limits({"a": 0.5, "b": -0.9}, limits) == []
+    with pytest.raises(ValueError, match="without limits"):
+        sb.at_limits({"c": 0.0}, limits)
+    with pytest.raises(ValueError, match="fraction"):
+        sb.at_limits({"a": 0.0}, limits, fraction=0.0)

@@ -67,3 +67,12 @@ def test_explorer_draws_its_default(problem):
     test, joint, run, output = view.children
     assert run.value == "CSVGD, multiple shooting" and test.value == 0 and joint.value == 0
     assert output.outputs and "image/png" in output.outputs[0]["data"]
+
+
+def test_weight_traces_draw_every_run():
+    trace = {"iterations": np.arange(0, 40, 10), "in_modes": np.linspace(0, 1, 4),
+             "balance": np.full(4, 0.01), "reach": np.full(4, 0.1)}
+    runs = [WeightRun(name, 1.0, np.zeros((3, 4)), 0.001, {}, trace) for name in ("SGLD", "CSVGD")]
+    fig = figures.plot_weight_traces(runs)
+    assert [len(ax.lines) for ax in fig.axes] == [2, 3, 4]  # the runs, then the reference lines
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["SGLD", "CSVGD"]

@@ -224,3 +224,43 @@ def test_symmetries_find_the_three_directions_the_motion_cannot_see(problem):
     names = list(found.names)
     assert found.null_share[names.index("l1")] < 1e-8
     assert found.null_share[names.index("m1")] > 0.1  # the scale and the mass-offset trades
+
+
+def test_transfer_setups_fit_other_references_windows_and_floors(problem):
+    assert rp.TRANSFER_SETUPS[0] == rp.TransferSetup("the chapter's")
+    windows = {setup.name: setup.windows(QUICK) for setup in rp.TRANSFER_SETUPS}
+    assert windows["windows half as long"] == 2 * QUICK.windows
+    assert windows["twice the reference"] == 2 * QUICK.windows
+    assert rp.TRANSFER_SETUPS[4].steps(QUICK) == 2 * QUICK.n_steps
+    scored, fit = rp.TRANSFER_SETUPS[4].problems(problem, QUICK, 0)
+    assert fit.reference.shape == (1, 2 * QUICK.n_steps + 1, 4)
+    np.testing.assert_allclose(fit.reference[0, : QUICK.n_steps + 1], problem.reference[0])
+    np.testing.assert_array_equal(scored.tests, problem.tests)
+    floor = rp.TRANSFER_SETUPS[-1]
+    scored, fit = floor.problems(problem, QUICK, 0)
+    names = list(fit.limits.names)
+    assert fit.limits.lower[names.index("I1")] == floor.inertia_floor < 0.002
+    runs = rp.transfer_study(QUICK, "SGLD", setups=rp.TRANSFER_SETUPS[:2])
+    assert [r.family for r in runs] == ["the chapter's", "windows half as long"]
+    same = rp.run_estimator("SGLD", "multiple", QUICK, family="the chapter's")
+    np.testing.assert_array_equal(runs[0].theta, same.theta)
+    assert not np.array_equal(runs[1].theta, same.theta)
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda: rp.TransferSetup(""), TypeError, "name"),
+        (lambda: rp.TransferSetup("x", seconds=0), ValueError, "seconds"),
+        (lambda: rp.TransferSetup("x", window_factor=-1), ValueError, "window_factor"),
+        (lambda: rp.TransferSetup("x", inertia_floor=0), ValueError, "inertia_floor"),
+        (lambda: rp.TransferSetup("x", window_factor=0.7).windows(QUICK), ValueError,
+         "do not divide"),
+        (lambda: rp.transfer_study(QUICK, setups=()), ValueError, "setups"),
+        (lambda: rp.transfer_study(QUICK, setups=("the chapter's",)), TypeError, "setups"),
+        (lambda: rp.run_estimator("SGLD", "multiple", QUICK, setup="x"), TypeError, "setup"),
+    ],
+)
+def test_bad_transfer_setups(make, error, match):
+    with pytest.raises(error, match=match):
+        make()

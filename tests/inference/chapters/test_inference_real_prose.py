@@ -119,3 +119,39 @@ def test_the_most_likely_weights_are_the_true_ones():
         sb.WeightRun("CSVGD", 1.0, np.stack((TRUTH[[2, 3, 0, 1]] * 0.5, TRUTH)), 0.0),
     ]
     np.testing.assert_array_equal(prose.most_likely_weights(runs, dict(TRUE_BOX)), TRUTH)
+
+
+def _scored(family: str, shooting: str, rmse: float, l1: float = 0.2, mmd: float = 0.1,
+            start: str = "") -> rp.RealRun:
+    theta = np.tile(rp.real_limits().lower, (4, 1))
+    theta[:, rp.real_limits().names.index("l1")] = l1
+    metrics = rp.Metrics(1.0, 1.0, mmd, 0, 4, (0.1, rmse, 5.0), (0.1, rmse - 0.1, 4.0))
+    estimator = rp.FAMILIES.get(family, (family, family))[shooting == "multiple"]
+    return rp.RealRun(family, estimator, shooting, 0, 1.0, 8, theta, metrics, -1.0, {}, start)
+
+
+def test_prediction_prose_names_the_best_and_the_baselines(problem):
+    runs = {(f, sh): _scored(f, sh, 1.0 + 0.1 * i, l1=0.1 + 0.01 * i)
+            for i, (f, sh) in enumerate((f, sh) for f in rp.FAMILIES for sh in rp.SHOOTINGS)}
+    runs[("SGLD", "multiple")] = _scored("SGLD", "multiple", 0.6, mmd=0.05)
+    baselines = [_scored("prior mean", "none", 1.24), _scored("prior draws", "none", 1.23)]
+    ablation = [_scored("SGLD", "multiple", 2.3, mmd=0.4, start="rollout")]
+    seen = prose.prediction_prose(runs, baselines, ablation, problem)
+    assert seen["best_short"] == "SGLD on multiple shooting"
+    assert seen["best_short_rmse"].value == 0.6
+    assert seen["prior_mean_rmse"].value == 1.24
+    assert seen["long_rmse_range"] == "5.0–5.0"
+    assert seen["start_text"] == "SGLD 0.05 from the record, 0.4 from its rollouts"
+    assert seen["l1_range"] == "0.100–0.200"
+
+
+def test_spread_and_transfer_prose():
+    spread = [rp.Metrics(1.0, kl, mmd, 0, 4, (0.1, r, 5.0), (0.1, r, 4.0))
+              for kl, mmd, r in ((math.nan, 0.12, 1.2), (3600, 0.07, 1.2), (2600, 0.05, 1.1),
+                                 (2650, 0.06, 1.18))]
+    seen = prose.spread_prose(spread)
+    assert (seen["spread_kl_same"], seen["spread_kl_widest"]) == ("3600", "2650")
+    assert seen["spread_factor"].value == rp.SPREAD_FACTORS[-1]
+    runs = [_scored(name, "multiple", r) for name, r in (("the chapter's", 1.2), ("b", 1.1))]
+    seen = prose.transfer_prose({"CSVGD": runs})
+    assert seen == {"transfer_csvgd": "CSVGD 1.2 rad with the chapter's set-up, 1.1 at best (b)"}

@@ -54,10 +54,12 @@ __all__ = [
     "BoxSizes",
     "PhaseOne",
     "WeightRun",
+    "at_limits",
     "box_problem",
     "identify_box",
     "locate_weights",
     "mode_shares",
+    "weight_summary",
 ]
 
 #: Observation noise of the likelihood, in units of the recorded points' spread (one scale for
@@ -306,14 +308,18 @@ def identify_box(s: BoxSizes, seed: int = 0) -> PhaseOne:
 
 @dataclass
 class WeightRun:
-    """One estimator's phase-II run: its final weight positions (N, 4), the time it took and
-    the mean point error of its particles' rollouts (m)."""
+    """One estimator's phase-II run: its final weight positions (N, 4), the time it took, the
+    mean point error of its particles' rollouts (m) and ``trace``: at about twenty points of
+    the run, ``"iterations"``, the share of particles in either mode (``"in_modes"``) and the
+    medians of :func:`weight_summary` (``"balance"``, ``"reach"``), to show whether it has
+    converged. A chain's particles are its samples so far."""
 
     estimator: str
     seconds: float
     theta: np.ndarray
     point_error: float
     diagnostics: dict = field(default_factory=dict)
+    trace: dict = field(default_factory=dict)
 
 
 @cached
@@ -328,11 +334,25 @@ def _phase_two(name: str, sizes: dict, box: dict, seed: int) -> WeightRun:
         problem = box_problem(2, box, seed)
         target = problem.target(settings.windows, **settings.target)
         estimator = make_estimator(name, target, n_particles=s.n_particles, seed=seed, **options)
-        history = estimator.run(iterations, record_every=iterations, progress=False)
-        theta = target.parameters(torch.as_tensor(history.particles[-1])).numpy()
+        history = estimator.run(
+            iterations, record_every=max(1, iterations // 20), progress=False
+        )
+        snapshots = [
+            target.parameters(torch.as_tensor(x)).numpy() for x in history.particles
+        ]
+        theta = snapshots[-1]
         clipped = np.clip(theta, problem.limits.lower, problem.limits.upper)
         error = float(np.nanmean(_point_errors(problem, clipped)))
-    return WeightRun(name, float(history.seconds[-1]), theta, error, estimator.diagnostics())
+    summaries = np.array([weight_summary(x) for x in snapshots])
+    trace = {
+        "iterations": np.array(history.iterations),
+        "in_modes": np.array([sum(mode_shares(x)) for x in snapshots]),
+        "balance": summaries[:, 0],
+        "reach": summaries[:, 1],
+    }
+    return WeightRun(
+        name, float(history.seconds[-1]), theta, error, estimator.diagnostics(), trace
+    )
 
 
 def locate_weights(
@@ -367,3 +387,30 @@ def mode_shares(
     balanced = np.linalg.norm(theta[:, :2] + theta[:, 2:], axis=1) <= radius
     right, left = balanced & (theta[:, 0] > reach), balanced & (theta[:, 0] < -reach)
     return float(right.mean()), float(left.mean())
+
+
+def weight_summary(theta: np.ndarray) -> tuple[float, float]:
+    """The medians over particles ``theta`` (N, 4) of ``‖w1 + w2‖`` (how far the pair is from
+    balancing the box, m) and ``|w1x|`` (how far weight 1 is from the centre along ``x``, m):
+    the two coordinates the modes are defined in (:func:`mode_shares`)."""
+    theta = check_array("theta", theta, shape=(None, 4))
+    balance = np.linalg.norm(theta[:, :2] + theta[:, 2:], axis=1)
+    return float(np.median(balance)), float(np.median(np.abs(theta[:, 0])))
+
+
+def at_limits(
+    values: dict[str, float], limits: dict[str, tuple[float, float]], fraction: float = 0.01
+) -> list[str]:
+    """The names of ``values`` within ``fraction`` of their range of ``limits`` (name → (low,
+    high)) from either end: parameters an estimate has pushed to a limit."""
+    fraction = check_positive("fraction", fraction)
+    unknown = [name for name in values if name not in limits]
+    if unknown:
+        raise ValueError(f"values name parameters without limits: {unknown}")
+    near = []
+    for name, value in values.items():
+        low, high = limits[name]
+        margin = fraction * (high - low)
+        if value <= low + margin or value >= high - margin:
+            near.append(name)
+    return near

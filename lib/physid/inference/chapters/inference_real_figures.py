@@ -15,11 +15,23 @@ from matplotlib.figure import Figure
 from physid.book.display import explorer
 from physid.core.validate import check_count
 from physid.inference.box import PHASE2_LIMITS, TRUE_WEIGHTS
-from physid.inference.chapters.inference_real_box import WeightRun, mode_shares
+from physid.inference.chapters.inference_real_box import (
+    MODE_RADIUS,
+    MODE_REACH,
+    WeightRun,
+    mode_shares,
+)
 from physid.inference.chapters.inference_real_pendulum import RealProblem, RealRun, predictive
 from physid.inference.chapters.inference_synthetic_figures import COLOURS
 
-__all__ = ["ANGLE_LABELS", "plot_data", "plot_predictive", "plot_weights", "predictive_explorer"]
+__all__ = [
+    "ANGLE_LABELS",
+    "plot_data",
+    "plot_predictive",
+    "plot_weight_traces",
+    "plot_weights",
+    "predictive_explorer",
+]
 
 #: The joint angles' axis labels.
 ANGLE_LABELS = ("q0 (rad)", "q1 (rad)")
@@ -150,4 +162,27 @@ def plot_weights(runs: list[WeightRun]) -> Figure:
         ax.set_xlabel("x (m)")
     for ax in axes[:, 0]:
         ax.set_ylabel("y (m)")
+    return fig
+
+
+def plot_weight_traces(runs: list[WeightRun]) -> Figure:
+    """How each estimator's phase-II particles move during its run (``WeightRun.trace``): the
+    share in either mode, the median ``‖w1 + w2‖`` (against the modes' radius) and the median
+    ``|w1x|`` (against their reach and the truth). A curve still moving at its end has not
+    converged."""
+    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.2), constrained_layout=True)
+    for run in runs:
+        trace, colour = run.trace, COLOURS.get(run.estimator, "C7")
+        for ax, key, scale in zip(axes, ("in_modes", "balance", "reach"), (100, 100, 100),
+                                  strict=True):
+            ax.plot(trace["iterations"], scale * np.asarray(trace[key]), color=colour,
+                    label=run.estimator, marker=".", ms=3)
+    axes[1].axhline(100 * MODE_RADIUS, color="0.5", ls="--", lw=0.8)
+    axes[2].axhline(100 * MODE_REACH, color="0.5", ls="--", lw=0.8)
+    axes[2].axhline(100 * abs(TRUE_WEIGHTS["w1x"]), color="k", ls=":", lw=0.8)
+    labels = ("in either mode (%)", "median ‖w1 + w2‖ (cm)", "median |w1x| (cm)")
+    for ax, label in zip(axes, labels, strict=True):
+        ax.set_xlabel("iteration")
+        ax.set_ylabel(label)
+    axes[0].legend(fontsize="small")
     return fig

@@ -28,7 +28,7 @@ Sizes per scale are in :data:`SIZES`.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +73,8 @@ __all__ = [
     "BASELINES",
     "SPREAD_FACTORS",
     "TDS_MAPPING",
+    "TRANSFER_SETUPS",
+    "TransferSetup",
     "baselines",
     "bayessim_variants",
     "compare",
@@ -86,6 +88,7 @@ __all__ = [
     "spread_test",
     "start_ablation",
     "symmetries",
+    "transfer_study",
 ]
 
 #: Observation noise of the likelihood, in standardised state units (as in the synthetic
@@ -192,7 +195,7 @@ SIZES = SizeTable(
     "inference_real",
     quick=RealSizes(
         scale="quick",
-        n_steps=100,
+        n_steps=120,
         windows=4,
         n_particles=8,
         iterations=8,
@@ -296,6 +299,109 @@ def real_problem(s: RealSizes, seed: int = 0) -> RealProblem:
         data.real,
         tuple(data.runs),
     )
+
+
+@dataclass(frozen=True)
+class TransferSetup:
+    """A variation of the fit, to measure what makes it carry over to other runs.
+
+    ``seconds``: the reference's length as a multiple of the chapter's (from the same frame
+    of the same run); ``window_factor``: the shooting windows' length as a multiple of the
+    chapter's; ``inertia_floor``: the lower limit of both inertias (kg m²; ``None``: the
+    paper's). The held-out trajectories, and the scale they are scored in, stay the chapter's.
+    """
+
+    name: str
+    seconds: float = 1.0
+    window_factor: float = 1.0
+    inertia_floor: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"name must be a non-empty string, got {self.name!r}")
+        check_number("seconds", self.seconds, low=0.0, low_open=True)
+        check_number("window_factor", self.window_factor, low=0.0, low_open=True)
+        if self.inertia_floor is not None:
+            check_number("inertia_floor", self.inertia_floor, low=0.0, low_open=True)
+
+    def steps(self, s: RealSizes) -> int:
+        """The reference's steps at sizes ``s``."""
+        steps = self.seconds * s.n_steps
+        if abs(steps - round(steps)) > 1e-9 or round(steps) < 1:
+            raise ValueError(f"seconds = {self.seconds} gives {steps} steps at {s.scale}")
+        return int(round(steps))
+
+    def windows(self, s: RealSizes) -> int:
+        """The shooting windows at sizes ``s``: the reference's steps over the windows'."""
+        length = self.window_factor * s.n_steps / s.windows
+        windows = self.steps(s) / length
+        if abs(windows - round(windows)) > 1e-9 or self.steps(s) % round(windows):
+            raise ValueError(
+                f"setup {self.name!r}: windows of {length:g} steps do not divide the "
+                f"{self.steps(s)} steps of the reference at {s.scale}"
+            )
+        return int(round(windows))
+
+    def problems(
+        self, problem: RealProblem, s: RealSizes, seed: int
+    ) -> tuple[RealProblem, RealProblem]:
+        """The problem to score on (the chapter's trajectories, this setup's limits) and the
+        one to fit (this setup's reference and limits)."""
+        limits = REAL_LIMITS
+        if self.inertia_floor is not None:
+            limits = {
+                name: (self.inertia_floor, high) if name in ("I1", "I2") else (low, high)
+                for name, (low, high) in REAL_LIMITS.items()
+            }
+        scored = replace(problem, limits=Limits.from_dict(limits))
+        steps = self.steps(s)
+        if steps == s.n_steps:
+            return scored, scored
+        reference = ibm.real_data(steps, n_tests=1, seed=seed).reference
+        return scored, replace(scored, reference=reference)
+
+
+#: The fits of the transfer study (:func:`transfer_study`): the chapter's, shorter and longer
+#: windows, a shorter and a longer reference (windows of the chapter's length), and a ten
+#: times lower floor under the inertias.
+TRANSFER_SETUPS: tuple[TransferSetup, ...] = (
+    TransferSetup("the chapter's"),
+    TransferSetup("windows half as long", window_factor=0.5),
+    TransferSetup("windows twice as long", window_factor=2.0),
+    TransferSetup("half the reference", seconds=0.5),
+    TransferSetup("twice the reference", seconds=2.0),
+    TransferSetup("inertia floor ÷ 10", inertia_floor=REAL_LIMITS["I1"][0] / 10),
+)
+
+
+def transfer_study(
+    s: RealSizes,
+    estimator: str = "CSVGD",
+    setups: tuple[TransferSetup, ...] = TRANSFER_SETUPS,
+    seed: int = 0,
+    scheduler: object = None,
+) -> list[RealRun]:
+    """``estimator`` on multiple shooting under each of ``setups``, scored on the chapter's
+    held-out trajectories: what makes the fit carry over to the other runs."""
+    s = expect_sizes(s, RealSizes)
+    if isinstance(setups, TransferSetup) or not setups:
+        raise ValueError(f"setups must be a non-empty sequence of TransferSetup, got {setups!r}")
+    for setup in setups:
+        if not isinstance(setup, TransferSetup):
+            raise TypeError(f"setups must hold TransferSetup, got {setup!r}")
+        setup.windows(s)
+    jobs = [
+        {
+            "name": estimator,
+            "shooting": "multiple",
+            "s": s,
+            "seed": check_seed("seed", seed),
+            "family": setup.name,
+            "setup": setup,
+        }
+        for setup in setups
+    ]
+    return run_jobs(run_estimator, jobs, s.n_jobs, scheduler, desc="transfer")
 
 
 @dataclass(frozen=True)
@@ -489,13 +595,21 @@ def _run(
     iterations: int | None,
     options: dict,
     start: str,
+    variant: dict,
 ) -> RealRun:
     s = RealSizes(**sizes)
     settings = estimator_settings(name, s, shooting)
     iterations = settings.iterations if iterations is None else iterations
+    setup = TransferSetup(**variant) if variant else None
     with one_torch_thread():
         problem = real_problem(s, seed)
-        target = problem.target(settings.windows, **settings.target, start=start)
+        windows = settings.windows
+        if setup is not None:
+            problem, fit = setup.problems(problem, s, seed)
+            windows = setup.windows(s) if settings.windows > 1 else 1
+        else:
+            fit = problem
+        target = fit.target(windows, **settings.target, start=start)
         estimator = make_estimator(
             name, target, n_particles=s.n_particles, seed=seed, **{**settings.options, **options}
         )
@@ -529,6 +643,7 @@ def run_estimator(
     family: str | None = None,
     iterations: int | None = None,
     start: str = SHOOTING_START,
+    setup: TransferSetup | None = None,
     **options: object,
 ) -> RealRun:
     """Run estimator ``name`` on ``"single"`` or ``"multiple"`` shooting of the reference and
@@ -536,9 +651,10 @@ def run_estimator(
 
     ``family`` labels the run (default: ``name``); ``iterations`` overrides the registered run
     length; ``start`` is where multiple shooting's states start (:data:`SHOOTING_STARTS`);
-    ``options`` go to the estimator. One thread; cached on disk by all of these, the
-    recordings read (or that there were none), the library's code and the package versions
-    (:func:`physid.core.sweeps.cached`).
+    ``setup`` fits another reference, windows or inertia floor (:class:`TransferSetup`; the
+    held-out trajectories stay the chapter's); ``options`` go to the estimator. One thread;
+    cached on disk by all of these, the recordings read (or that there were none), the
+    library's code and the package versions (:func:`physid.core.sweeps.cached`).
     """
     s = expect_sizes(s, RealSizes)
     shooting = check_choice("shooting", shooting, SHOOTINGS)
@@ -549,6 +665,10 @@ def run_estimator(
     if not isinstance(family, str):
         raise TypeError(f"family must be a string, got {family!r}")
     start = check_choice("start", start, SHOOTING_STARTS)
+    if setup is not None:
+        if not isinstance(setup, TransferSetup):
+            raise TypeError(f"setup must be a TransferSetup, got {setup!r}")
+        setup.windows(s)  # checks that the windows divide the reference, before any work
     return _run(
         family,
         name,
@@ -558,6 +678,7 @@ def run_estimator(
         iterations,
         dict(options),
         start,
+        {} if setup is None else asdict(setup),
     )
 
 

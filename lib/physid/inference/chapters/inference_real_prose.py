@@ -39,6 +39,7 @@ __all__ = [
     "most_likely_weights",
     "prediction_prose",
     "spread_prose",
+    "transfer_prose",
     "setup_prose",
     "table_prose",
     "weights_prose",
@@ -189,6 +190,23 @@ def spread_prose(metrics: Sequence[rp.Metrics]) -> dict[str, Any]:
         "spread_rmse_same": show_metric(same.rmse[index] if same.rmse else float("nan")),
         "spread_rmse_widest": show_metric(widest.rmse[index] if widest.rmse else float("nan")),
     }
+
+
+def transfer_prose(studies: Mapping[str, Sequence[rp.RealRun]]) -> dict[str, Any]:
+    """What the prose says of the transfer study: per estimator of ``studies`` (name → its
+    runs of :func:`~physid.inference.chapters.inference_real_pendulum.transfer_study`, the
+    chapter's set-up first), the chapter's RMSE over 0.25 s, the set-up with the lowest and
+    its RMSE, glued as ``transfer_<estimator>`` text."""
+    prose: dict[str, Any] = {}
+    for name, runs in studies.items():
+        short = [_short(run, "rmse") for run in runs]
+        best = int(np.nanargmin(short)) if not np.isnan(short).all() else 0
+        prose[f"transfer_{name.lower()}"] = (
+            f"{name} {show_metric(short[0])} rad with the chapter's set-up, "
+            f"{show_metric(min(short, key=lambda v: np.inf if np.isnan(v) else v))} at best "
+            f"({runs[best].family})"
+        )
+    return prose
 
 
 def table_prose(
