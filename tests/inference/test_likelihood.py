@@ -152,3 +152,27 @@ def test_start_particles_outside_the_limits_are_refused(references):
         SVGD(target, n_particles=2, x0=torch.zeros(2, 3, dtype=torch.float64))
     with pytest.raises(ValueError, match="x0 must have 2 rows"):
         SVGD(target, n_particles=2, x0=np.full((1, 2), 0.5))
+
+
+def test_defect_rms_measures_how_far_the_windows_are_from_joining(references):
+    ms = make(references[:1], shooting_windows=4, sigma_def=0.1)
+    truth = ms.limits.normalise(torch.tensor(TRUE[:1])).expand(2, 2)
+    x = ms.on_reference(truth)
+    torch.testing.assert_close(ms.defect_rms(x), torch.zeros(2, dtype=torch.float64), atol=1e-7,
+                               rtol=0)
+    moved = x.clone()
+    moved[:, 2:] += 0.05  # every shooting state off by half a σ_def
+    assert ms.defect_rms(moved).min().item() > 0.3
+    outside = moved.clone()
+    outside[:, 0] = 1.5  # outside the limits: measured all the same
+    assert torch.isfinite(ms.defect_rms(outside)).all()
+    single = make(references[:1]).defect_rms(x[:, :2])
+    assert torch.equal(single, torch.zeros(2, dtype=torch.float64))
+
+
+def test_recorded_start_puts_the_shooting_states_near_the_record(references):
+    ms = make(references[:1], shooting_windows=4, shooting_start="recorded", shooting_spread=0.0)
+    z = torch.full((3, 2), 0.5, dtype=torch.float64)
+    torch.testing.assert_close(ms.auxiliary(z), ms.on_reference(z)[:, 2:])
+    with pytest.raises(ValueError, match="shooting_start"):
+        make(references[:1], shooting_windows=4, shooting_start="middle")

@@ -379,6 +379,18 @@ class TrajectoryLikelihood(Target):
             return value, none
         return value, self._defect_constraints(defects)
 
+    def defect_rms(self, x: Tensor) -> Tensor:
+        """The root-mean-square defect (N,) of particles ``x`` in units of σ_def, over every
+        window boundary and state entry: how far multiple shooting's windows are from joining
+        into one trajectory (0 for single shooting; ``nan`` where a rollout is not finite).
+        Particles may lie outside the limits, as a sampler's may."""
+        x = self.check_x(x, "x")
+        with torch.no_grad():
+            _, defects = self._simulate_windows(x)
+        if defects is None:
+            return x.new_zeros(x.shape[0])
+        return (defects / self.sigma_def).pow(2).flatten(1).mean(1).sqrt()
+
     # -- start particles -------------------------------------------------------------------
     def auxiliary(self, z: Tensor, seed: int = 0) -> Tensor:
         """Start shooting states (N, S(W−1)) for normalised parameters ``z`` (N, M).

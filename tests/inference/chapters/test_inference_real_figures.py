@@ -76,3 +76,13 @@ def test_weight_traces_draw_every_run():
     fig = figures.plot_weight_traces(runs)
     assert [len(ax.lines) for ax in fig.axes] == [2, 3, 4]  # the runs, then the reference lines
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["SGLD", "CSVGD"]
+
+
+def test_convergence_figure_draws_every_run_and_the_defects_of_multiple_shooting(problem):
+    trace = {"iterations": np.arange(3), "loglik": np.array([-3.0, -2.0, -1.0]),
+             "defect_rms": np.array([3.0, 2.0, 1.0])}
+    runs = [rp.RealRun("SGLD", "SGLD", sh, 0, 1.0, 2, np.zeros((2, 11)),
+                       rp.Metrics(1.0, 1.0, 1.0, 0, 2), -1.0, {"trace": trace})
+            for sh in ("single", "multiple")]
+    fig = figures.plot_convergence(runs)
+    assert [len(ax.lines) for ax in fig.axes] == [2, 1]

@@ -103,7 +103,12 @@ def test_a_cached_run_knows_the_data_it_read(monkeypatch, tmp_path):
 def test_emcee_on_multiple_shooting_starts_and_runs():
     run = rp.run_estimator("Emcee", "multiple", QUICK)
     dim = 11 + 4 * (QUICK.windows - 1)
+    trace = run.diagnostics.pop("trace")
     assert run.diagnostics == {"walkers_requested": QUICK.n_particles, "walkers": 2 * dim}
+    assert trace["iterations"][-1] == QUICK.iterations
+    assert trace["loglik"][-1] == run.loglik and np.all(trace["defect_rms"] > 0)
+    single = rp.run_estimator("SGLD", "single", QUICK).diagnostics["trace"]
+    assert np.all(single["defect_rms"] == 0) and len(single["loglik"]) == len(single["iterations"])
     assert run.theta.shape == (2 * dim, 11)
     assert run.metrics.distinct == 2 * dim
 

@@ -155,3 +155,15 @@ def test_spread_and_transfer_prose():
     runs = [_scored(name, "multiple", r) for name, r in (("the chapter's", 1.2), ("b", 1.1))]
     seen = prose.transfer_prose({"CSVGD": runs})
     assert seen == {"transfer_csvgd": "CSVGD 1.2 rad with the chapter's set-up, 1.1 at best (b)"}
+
+
+@pytest.mark.parametrize(("end", "text"), [(30.0, "has not converged"), (5.5, "has settled")])
+def test_convergence_prose_reads_the_trace(end, text):
+    run = _scored("(C)SVGD", "multiple", 1.2)
+    run.diagnostics["trace"] = {"iterations": np.array([0, 100, 200]),
+                                "defect_rms": np.array([9.6, 5.3, end]),
+                                "loglik": np.array([-180.0, -120.0, -130.0])}
+    seen = prose.convergence_prose(run)
+    assert seen["csvgd_converged_text"].startswith(text)
+    assert seen["csvgd_defect_min"].value == 5.3 and seen["csvgd_defect_min_at"] == "100 iterations"
+    assert seen["csvgd_loglik_best"].value == -120.0

@@ -26,6 +26,7 @@ from physid.inference.chapters.inference_synthetic_figures import COLOURS
 
 __all__ = [
     "ANGLE_LABELS",
+    "plot_convergence",
     "plot_data",
     "plot_predictive",
     "plot_weight_traces",
@@ -185,4 +186,28 @@ def plot_weight_traces(runs: list[WeightRun]) -> Figure:
         ax.set_xlabel("iteration")
         ax.set_ylabel(label)
     axes[0].legend(fontsize="small")
+    return fig
+
+
+def plot_convergence(runs: list[RealRun]) -> Figure:
+    """Each run's trace (``diagnostics["trace"]``): the reference's per-observation
+    log-likelihood by single shooting, and, for multiple shooting, the median RMS defect in
+    units of σ_def (log scale). A run whose curves still move, or whose defects grow, has not
+    converged."""
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.4), constrained_layout=True)
+    for run in runs:
+        trace = run.diagnostics["trace"]
+        colour = COLOURS.get(run.estimator, "C7")
+        axes[0].plot(trace["iterations"], trace["loglik"], color=colour, marker=".", ms=3,
+                     label=f"{run.estimator} ({run.shooting})",
+                     ls="-" if run.shooting == "multiple" else ":")
+        if run.shooting == "multiple":
+            axes[1].plot(trace["iterations"], trace["defect_rms"], color=colour, marker=".",
+                         ms=3)
+    axes[0].set_ylabel("log-likelihood / observation")
+    axes[1].set_ylabel("median RMS defect (σ_def)")
+    axes[1].set_yscale("log")
+    for ax in axes:
+        ax.set_xlabel("iteration")
+    axes[0].legend(fontsize="small", ncol=2)
     return fig

@@ -73,6 +73,7 @@ __all__ = [
     "BASELINES",
     "SPREAD_FACTORS",
     "TDS_MAPPING",
+    "TRACE_POINTS",
     "TRANSFER_SETUPS",
     "TransferSetup",
     "baselines",
@@ -102,9 +103,10 @@ K_NEIGHBOURS = 3
 #: The shootings of Table II: single, and multiple with the chapter's windows.
 SHOOTINGS = ("single", "multiple")
 #: Where multiple shooting's states can start (:meth:`TrajectoryLikelihood.auxiliary
-#: <physid.inference.likelihood.TrajectoryLikelihood.auxiliary>`), and where the chapter starts
-#: them: on the reference's recorded states, the usual start of multiple shooting.
+#: <physid.inference.likelihood.TrajectoryLikelihood.auxiliary>`).
 SHOOTING_STARTS = ("recorded", "rollout")
+#: Where the chapter starts them: on the reference's recorded states, the usual start of
+#: multiple shooting.
 SHOOTING_START = "recorded"
 #: Our parameters on the Tiny Differentiable Simulator's compound pendulum (the paper's
 #: simulator; checked in ``tests/inference/test_tds.py``): both joints turn about the link
@@ -563,8 +565,10 @@ def evaluate(problem: RealProblem, theta: np.ndarray) -> Metrics:
 @dataclass
 class RealRun:
     """One estimator's run on the reference: its final particles (physical units), the
-    metrics, the time it took and what it reports of itself; ``start``: where its shooting
-    states started (``""`` for single shooting and the baselines)."""
+    metrics, the time it took and what it reports of itself (``diagnostics``, with
+    ``"trace"``: the reference's log-likelihood and the RMS defect during the run, see
+    :data:`TRACE_POINTS`); ``start``: where its shooting states started (``""`` for single
+    shooting and the baselines)."""
 
     family: str
     estimator: str
@@ -577,6 +581,30 @@ class RealRun:
     loglik: float
     diagnostics: dict = field(default_factory=dict)
     start: str = ""
+
+
+#: The points of a run at which :func:`run_estimator` records its trace.
+TRACE_POINTS = 10
+
+
+def _trace(problem: RealProblem, target: TrajectoryLikelihood, history: object) -> dict:
+    """At each recorded iteration of ``history``: the mean per-observation log-likelihood of
+    the reference by single shooting (the parameters clipped into the limits) and the median
+    RMS defect (:meth:`~physid.inference.likelihood.TrajectoryLikelihood.defect_rms`, 0 on
+    single shooting): whether the run has converged."""
+    reference = problem.target()
+    loglik, defects = [], []
+    for particles in history.particles:
+        x = torch.as_tensor(particles)
+        theta = target.parameters(x).numpy()
+        clipped = np.clip(theta, problem.limits.lower, problem.limits.upper)
+        loglik.append(reference.mean_log_likelihood(torch.as_tensor(clipped)).nanmean().item())
+        defects.append(target.defect_rms(x).nanmedian().item())
+    return {
+        "iterations": np.array(history.iterations),
+        "loglik": np.array(loglik),
+        "defect_rms": np.array(defects),
+    }
 
 
 def _recordings(*args: object, **kwargs: object) -> tuple[Path, ...]:
@@ -613,13 +641,13 @@ def _run(
         estimator = make_estimator(
             name, target, n_particles=s.n_particles, seed=seed, **{**settings.options, **options}
         )
-        history = estimator.run(iterations, record_every=iterations, progress=False)
+        history = estimator.run(
+            iterations, record_every=max(1, iterations // TRACE_POINTS), progress=False
+        )
+        trace = _trace(problem, target, history)
         theta = target.parameters(torch.as_tensor(history.particles[-1])).numpy()
         metrics = evaluate(problem, theta)
-        clipped = np.clip(theta, problem.limits.lower, problem.limits.upper)
-        loglik = float(
-            problem.target().mean_log_likelihood(torch.as_tensor(clipped)).nanmean().item()
-        )
+        loglik = float(trace["loglik"][-1])
     return RealRun(
         family,
         name,
@@ -630,7 +658,7 @@ def _run(
         theta,
         metrics,
         loglik,
-        estimator.diagnostics(),
+        {**estimator.diagnostics(), "trace": trace},
         start if shooting == "multiple" else "",
     )
 

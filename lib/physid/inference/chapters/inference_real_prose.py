@@ -34,6 +34,7 @@ from physid.inference.statistics import DEFAULT_LAGS
 
 __all__ = [
     "box_prose",
+    "convergence_prose",
     "data_prose",
     "identifiability_prose",
     "most_likely_weights",
@@ -207,6 +208,27 @@ def transfer_prose(studies: Mapping[str, Sequence[rp.RealRun]]) -> dict[str, Any
             f"({runs[best].family})"
         )
     return prose
+
+
+def convergence_prose(run: rp.RealRun) -> dict[str, Any]:
+    """Whether multiple-shooting ``run`` (CSVGD's) converged, from its trace: its smallest
+    median RMS defect, where it was reached, the defect at the end, and the reference's
+    log-likelihood at the end and at its best."""
+    trace = run.diagnostics["trace"]
+    defects, loglik = np.asarray(trace["defect_rms"]), np.asarray(trace["loglik"])
+    low = int(np.nanargmin(defects))
+    return {
+        "csvgd_defect_min": Bounded(float(defects[low]), 0, 1e6),
+        "csvgd_defect_min_at": plural(int(trace["iterations"][low]), "iteration"),
+        "csvgd_defect_end": Bounded(float(defects[-1]), 0, 1e6),
+        "csvgd_loglik_best": Bounded(float(np.nanmax(loglik)), -1e9, 1e9),
+        "csvgd_loglik_end": Bounded(float(loglik[-1]), -1e9, 1e9),
+        "csvgd_converged_text": (
+            "has not converged: its defects grow again after their smallest value"
+            if defects[-1] > 1.5 * defects[low]
+            else "has settled: its defects end near their smallest value"
+        ),
+    }
 
 
 def table_prose(
