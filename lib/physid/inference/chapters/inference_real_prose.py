@@ -28,7 +28,8 @@ from physid.inference.chapters import inference_real_box as sb
 from physid.inference.chapters import inference_real_pendulum as rp
 from physid.inference.chapters.inference_real_claims import show_metric
 from physid.inference.chapters.inference_synthetic import estimator_settings
-from physid.inference.estimators import BayesSim
+from physid.inference.estimators import SGLD, BayesSim
+from physid.inference.likelihood import SHOOTING_SPREAD
 from physid.inference.pendulum import DEFAULTS, REAL_LIMITS
 from physid.inference.statistics import DEFAULT_LAGS
 
@@ -72,6 +73,9 @@ def setup_prose(s: rp.RealSizes) -> dict[str, Any]:
         "l1_high": Bounded(REAL_LIMITS["l1"][1], 0, 1),
         "sigma_obs": Bounded(rp.SIGMA_OBS, 0, 10),
         "sigma_def": Bounded(rp.SIGMA_DEF, 0, 10),
+        "shooting_spread": Bounded(SHOOTING_SPREAD, 0, 10),
+        "sgld_max_noise": Bounded(inspect.signature(SGLD).parameters["max_noise"].default, 0, 1),
+        "horizons": ", ".join(f"{h:g}" for h in rp.HORIZONS[:-1]) + f" and {rp.HORIZONS[-1]:g}",
         "k_neighbours": Bounded(rp.K_NEIGHBOURS, 1, 100),
         "bayessim_sims": plural(s.bayessim_simulations, "simulation"),
         "bayessim_epochs": plural(s.bayessim_epochs, "epoch"),
@@ -110,6 +114,7 @@ def identifiability_prose(problem: rp.RealProblem, seed: int = 0) -> dict[str, A
     found = rp.symmetries(problem, seed=seed)
     dim = len(found.names)
     prose: dict[str, Any] = {
+        "symmetry_points": plural(len(found.points), "point"),
         "jacobian_rank": Bounded(found.rank, 0, dim),
         "n_symmetries": Bounded(dim - found.rank, 0, dim),
         "l1_null_share": Bounded(found.null_share[found.names.index("l1")], 0, 1),
