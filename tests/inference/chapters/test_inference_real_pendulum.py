@@ -139,6 +139,8 @@ def test_bayessim_variants_report_each_statistic():
          "statistics"),
         (lambda: rp.run_estimator("CSVGD", "multiple", QUICK, start="middle"), ValueError,
          "start"),
+        (lambda: rp.run_estimator("CSVGD", "multiple", QUICK, form="cubed"), ValueError,
+         "form"),
         (lambda: rp.start_ablation(QUICK, families=("HMC",)), ValueError, "families"),
         (lambda: rp.real_problem(QUICK).target(4, start="data"), ValueError, "start"),
         (lambda: rp.symmetries(rp.real_problem(QUICK), n_points=0), ValueError, "n_points"),
@@ -269,3 +271,12 @@ def test_transfer_setups_fit_other_references_windows_and_floors(problem):
 def test_bad_transfer_setups(make, error, match):
     with pytest.raises(error, match=match):
         make()
+
+
+def test_csvgd_runs_with_either_defect_form():
+    squared = rp.run_estimator("CSVGD", "multiple", QUICK, family="(C)SVGD")
+    vector = rp.run_estimator("CSVGD", "multiple", QUICK, family="(C)SVGD", form="vector")
+    assert (squared.form, vector.form) == (rp.DEFECT_FORM, "vector")
+    assert not np.array_equal(squared.theta, vector.theta)
+    assert rp.prediction_rows([vector])[0]["shooting"] == "multiple (vector defects)"
+    assert rp.run_estimator("SGLD", "multiple", QUICK).form == ""  # defects in the density

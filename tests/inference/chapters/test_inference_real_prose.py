@@ -163,7 +163,12 @@ def test_convergence_prose_reads_the_trace(end, text):
     run.diagnostics["trace"] = {"iterations": np.array([0, 100, 200]),
                                 "defect_rms": np.array([9.6, 5.3, end]),
                                 "loglik": np.array([-180.0, -120.0, -130.0])}
-    seen = prose.convergence_prose(run)
+    other = _scored("(C)SVGD", "multiple", 1.3)
+    other.diagnostics["trace"] = {"iterations": np.array([0, 200]),
+                                  "defect_rms": np.array([9.6, 31.0]),
+                                  "loglik": np.array([-180.0, -132.0])}
+    seen = prose.convergence_prose(run, other)
     assert seen["csvgd_converged_text"].startswith(text)
+    assert (seen["other_defect_end"].value, seen["other_loglik_end"].value) == (31.0, -132.0)
     assert seen["csvgd_defect_min"].value == 5.3 and seen["csvgd_defect_min_at"] == "100 iterations"
     assert seen["csvgd_loglik_best"].value == -120.0

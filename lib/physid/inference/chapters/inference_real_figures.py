@@ -21,7 +21,12 @@ from physid.inference.chapters.inference_real_box import (
     WeightRun,
     mode_shares,
 )
-from physid.inference.chapters.inference_real_pendulum import RealProblem, RealRun, predictive
+from physid.inference.chapters.inference_real_pendulum import (
+    RealProblem,
+    RealRun,
+    prediction_rows,
+    predictive,
+)
 from physid.inference.chapters.inference_synthetic_figures import COLOURS
 
 __all__ = [
@@ -198,12 +203,14 @@ def plot_convergence(runs: list[RealRun]) -> Figure:
     for run in runs:
         trace = run.diagnostics["trace"]
         colour = COLOURS.get(run.estimator, "C7")
+        row = prediction_rows([run])[0]
+        ablated = "(" in str(row["shooting"])  # another start or defect form than the chapter's
+        style = "--" if ablated else "-" if run.shooting == "multiple" else ":"
         axes[0].plot(trace["iterations"], trace["loglik"], color=colour, marker=".", ms=3,
-                     label=f"{run.estimator} ({run.shooting})",
-                     ls="-" if run.shooting == "multiple" else ":")
+                     label=f"{row['particles']} ({row['shooting']})", ls=style)
         if run.shooting == "multiple":
             axes[1].plot(trace["iterations"], trace["defect_rms"], color=colour, marker=".",
-                         ms=3)
+                         ms=3, ls=style)
     axes[0].set_ylabel("log-likelihood / observation")
     axes[1].set_ylabel("median RMS defect (σ_def)")
     axes[1].set_yscale("log")

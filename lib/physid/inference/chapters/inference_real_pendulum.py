@@ -54,6 +54,8 @@ from physid.inference.metrics import energy_score, knn_kl, mmd
 from physid.inference.pendulum import REAL_LIMITS, DoublePendulum
 
 __all__ = [
+    "DEFECT_FORM",
+    "DEFECT_FORMS",
     "FAMILIES",
     "HORIZONS",
     "K_NEIGHBOURS",
@@ -108,6 +110,12 @@ SHOOTING_STARTS = ("recorded", "rollout")
 #: Where the chapter starts them: on the reference's recorded states, the usual start of
 #: multiple shooting.
 SHOOTING_START = "recorded"
+#: The forms of CSVGD's defect constraints
+#: (:class:`~physid.inference.likelihood.TrajectoryLikelihood`'s ``defect_form``).
+DEFECT_FORMS = ("squared", "vector")
+#: The chapter's: the paper's ``‖s^s − s‖² / σ_def²`` per window boundary. On this pendulum the
+#: signed per-entry form's multipliers do not settle (the chapter's ablation shows it).
+DEFECT_FORM = "squared"
 #: Our parameters on the Tiny Differentiable Simulator's compound pendulum (the paper's
 #: simulator; checked in ``tests/inference/test_tds.py``): both joints turn about the link
 #: frame's ``x`` axis, each link points along its frame's ``y``, gravity is ``−z``.
@@ -258,11 +266,15 @@ class RealProblem:
     runs: tuple[int, ...]
 
     def target(
-        self, windows: int = 1, defects: str = "likelihood", start: str = SHOOTING_START
+        self,
+        windows: int = 1,
+        defects: str = "likelihood",
+        start: str = SHOOTING_START,
+        form: str = DEFECT_FORM,
     ) -> TrajectoryLikelihood:
         """The likelihood of the reference: single shooting, or ``windows`` windows with the
-        defects as constraints or in the density (Eq. inf-ms), the shooting states starting
-        at ``start`` (:data:`SHOOTING_STARTS`)."""
+        defects as constraints (of the form ``form``, :data:`DEFECT_FORMS`) or in the density
+        (Eq. inf-ms), the shooting states starting at ``start`` (:data:`SHOOTING_STARTS`)."""
         return TrajectoryLikelihood(
             self.model,
             self.reference,
@@ -272,6 +284,7 @@ class RealProblem:
             defects=defects,
             sigma_def=SIGMA_DEF,
             shooting_start=check_choice("start", start, SHOOTING_STARTS),
+            defect_form=check_choice("form", form, DEFECT_FORMS),
         )
 
     def test_target(self) -> TrajectoryLikelihood:
@@ -568,7 +581,8 @@ class RealRun:
     metrics, the time it took and what it reports of itself (``diagnostics``, with
     ``"trace"``: the reference's log-likelihood and the RMS defect during the run, see
     :data:`TRACE_POINTS`); ``start``: where its shooting states started (``""`` for single
-    shooting and the baselines)."""
+    shooting and the baselines); ``form``: the form of its defect constraints (``""`` where
+    it has none)."""
 
     family: str
     estimator: str
@@ -581,6 +595,7 @@ class RealRun:
     loglik: float
     diagnostics: dict = field(default_factory=dict)
     start: str = ""
+    form: str = ""
 
 
 #: The points of a run at which :func:`run_estimator` records its trace.
@@ -624,6 +639,7 @@ def _run(
     options: dict,
     start: str,
     variant: dict,
+    form: str,
 ) -> RealRun:
     s = RealSizes(**sizes)
     settings = estimator_settings(name, s, shooting)
@@ -637,7 +653,7 @@ def _run(
             windows = setup.windows(s) if settings.windows > 1 else 1
         else:
             fit = problem
-        target = fit.target(windows, **settings.target, start=start)
+        target = fit.target(windows, **settings.target, start=start, form=form)
         estimator = make_estimator(
             name, target, n_particles=s.n_particles, seed=seed, **{**settings.options, **options}
         )
@@ -660,6 +676,7 @@ def _run(
         loglik,
         {**estimator.diagnostics(), "trace": trace},
         start if shooting == "multiple" else "",
+        form if settings.target.get("defects") == "constraint" and windows > 1 else "",
     )
 
 
@@ -672,6 +689,7 @@ def run_estimator(
     iterations: int | None = None,
     start: str = SHOOTING_START,
     setup: TransferSetup | None = None,
+    form: str = DEFECT_FORM,
     **options: object,
 ) -> RealRun:
     """Run estimator ``name`` on ``"single"`` or ``"multiple"`` shooting of the reference and
@@ -679,6 +697,7 @@ def run_estimator(
 
     ``family`` labels the run (default: ``name``); ``iterations`` overrides the registered run
     length; ``start`` is where multiple shooting's states start (:data:`SHOOTING_STARTS`);
+    ``form`` is the form of CSVGD's defect constraints (:data:`DEFECT_FORMS`);
     ``setup`` fits another reference, windows or inertia floor (:class:`TransferSetup`; the
     held-out trajectories stay the chapter's); ``options`` go to the estimator. One thread;
     cached on disk by all of these, the recordings read (or that there were none), the
@@ -693,6 +712,7 @@ def run_estimator(
     if not isinstance(family, str):
         raise TypeError(f"family must be a string, got {family!r}")
     start = check_choice("start", start, SHOOTING_STARTS)
+    form = check_choice("form", form, DEFECT_FORMS)
     if setup is not None:
         if not isinstance(setup, TransferSetup):
             raise TypeError(f"setup must be a TransferSetup, got {setup!r}")
@@ -707,6 +727,7 @@ def run_estimator(
         dict(options),
         start,
         {} if setup is None else asdict(setup),
+        form,
     )
 
 
@@ -846,6 +867,8 @@ def _label(run: RealRun) -> tuple[str, str]:
     shooting = "—" if run.shooting == "none" else run.shooting
     if run.start and run.start != SHOOTING_START:
         shooting += f" ({run.start} start)"
+    if run.form and run.form != DEFECT_FORM:
+        shooting += f" ({run.form} defects)"
     return name, shooting
 
 

@@ -177,6 +177,7 @@ def prediction_prose(
             f"{run.estimator} {show_metric(runs[(run.family, 'multiple')].metrics.mmd)} from "
             f"the record, {show_metric(run.metrics.mmd)} from its rollouts"
             for run in ablation
+            if run.start == "rollout"
         ),
     }
 
@@ -215,14 +216,18 @@ def transfer_prose(studies: Mapping[str, Sequence[rp.RealRun]]) -> dict[str, Any
     return prose
 
 
-def convergence_prose(run: rp.RealRun) -> dict[str, Any]:
+def convergence_prose(run: rp.RealRun, other: rp.RealRun) -> dict[str, Any]:
     """Whether multiple-shooting ``run`` (CSVGD's) converged, from its trace: its smallest
     median RMS defect, where it was reached, the defect at the end, and the reference's
-    log-likelihood at the end and at its best."""
+    log-likelihood at the end and at its best; and ``other`` (CSVGD with the other defect
+    form): its defect and log-likelihood at the end."""
     trace = run.diagnostics["trace"]
     defects, loglik = np.asarray(trace["defect_rms"]), np.asarray(trace["loglik"])
     low = int(np.nanargmin(defects))
+    theirs = other.diagnostics["trace"]
     return {
+        "other_defect_end": Bounded(float(theirs["defect_rms"][-1]), 0, 1e6),
+        "other_loglik_end": Bounded(float(theirs["loglik"][-1]), -1e9, 1e9),
         "csvgd_defect_min": Bounded(float(defects[low]), 0, 1e6),
         "csvgd_defect_min_at": plural(int(trace["iterations"][low]), "iteration"),
         "csvgd_defect_end": Bounded(float(defects[-1]), 0, 1e6),
