@@ -75,7 +75,8 @@ def test_the_markers_measure_l2(problem):
 
 @pytest.mark.parametrize(
     ("unstable", "phrase"),
-    [(0, "No particle's rollout blew up"), (3, "3 particles' rollouts blew up and were left out")],
+    [(0, "No particle's rollout blew up"), (1, "1 particle's rollout blew up and was left out"),
+     (3, "3 particles' rollouts blew up and were left out")],
 )
 def test_table_prose_counts_blown_up_rollouts_and_held_claims(unstable, phrase):
     runs = {

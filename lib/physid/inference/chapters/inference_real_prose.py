@@ -260,6 +260,8 @@ def table_prose(
         "unstable_text": (
             "No particle's rollout blew up"
             if unstable == 0
+            else "1 particle's rollout blew up and was left out"
+            if unstable == 1
             else f"{unstable} particles' rollouts blew up and were left out"
         ),
         "run_seconds": f"{min(seconds):.0f}–{max(seconds):.0f}",
