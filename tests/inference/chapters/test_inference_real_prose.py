@@ -141,7 +141,12 @@ def test_prediction_prose_names_the_best_and_the_baselines(problem):
     assert seen["best_short"] == "SGLD on multiple shooting"
     assert seen["best_short_rmse"].value == 0.6
     assert seen["prior_mean_rmse"].value == 1.24
-    assert seen["long_rmse_range"] == "5.0–5.0"
+    assert seen["long_rmse_text"].startswith("Over a whole second every set")
+    assert "off by 5.0–5.0 rad" in seen["long_rmse_text"]
+    for run in [*runs.values(), *baselines]:  # a scale shorter than a second: no 1 s horizon
+        run.metrics = replace(run.metrics, rmse=run.metrics.rmse[:2] + (math.nan,))
+    short = prose.prediction_prose(runs, baselines, ablation, problem)["long_rmse_text"]
+    assert short.startswith("The trajectories at this scale are shorter than a second")
     assert seen["start_text"] == "SGLD 0.05 from the record, 0.4 from its rollouts"
     assert seen["l1_range"] == "0.100–0.200"
 
