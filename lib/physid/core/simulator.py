@@ -25,13 +25,14 @@ simulator's: the same model is estimated within different limits
 
 from __future__ import annotations
 
+import os
 from typing import Protocol, runtime_checkable
 
 import torch
 
 Tensor = torch.Tensor
 
-__all__ = ["Simulator"]
+__all__ = ["Simulator", "compiled_by_default"]
 
 
 @runtime_checkable
@@ -72,3 +73,10 @@ class Simulator(Protocol):
     def observe(self, states: Tensor) -> Tensor:
         """The measurement (..., O) of each state (..., S)."""
         ...
+
+
+def compiled_by_default() -> bool:
+    """Whether a simulator built with ``compiled=None`` rolls out compiled: yes, unless the
+    environment variable ``PHYSID_COMPILE`` is ``0``, ``false`` or ``no`` (to run the eager
+    reference everywhere, for example where no compiler works)."""
+    return os.environ.get("PHYSID_COMPILE", "1") not in ("0", "false", "no")

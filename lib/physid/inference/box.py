@@ -76,9 +76,12 @@ per point is *identical* in the two frames (4). (The
 :class:`~physid.inference.likelihood.TrajectoryLikelihood` standardises each coordinate by its
 own spread unless ``observation_scale`` is given; pass an isotropic scale to keep (4) exact.)
 
-Cost: a rollout is a Python loop over the time steps of ~60 small batched torch operations,
-differentiated by plain autograd (no compiled kernels): 300 steps of 50 particles, forward and
-backward, take about 0.35 s on one CPU thread.
+Cost: in eager torch a step is about 60 small batched operators, and a rollout of 300 steps of
+50 particles, forward and backward by autograd, took about 0.35 s on one CPU thread. On the CPU
+:meth:`ShakenBox.rollout` and :meth:`ShakenBox.observe` run compiled instead
+(:mod:`physid.inference.box_kernel`, numba: the steps and the points forward, their
+hand-derived adjoints backward), equal to the eager step (:meth:`ShakenBox.simulate_autograd`,
+:func:`mount_points`) to rounding; ``compiled=False`` runs the eager step everywhere.
 """
 
 from __future__ import annotations
@@ -91,7 +94,9 @@ import numpy as np
 import torch
 
 from physid.core.constants import GRAVITY
+from physid.core.simulator import compiled_by_default
 from physid.core.validate import check_count, check_number, check_positive, check_tensor
+from physid.inference import box_kernel
 
 Tensor = torch.Tensor
 
@@ -213,6 +218,11 @@ class ShakenBox:
         dt: the time step (s) of Eq. (3). 0.01 s keeps the model within a few millimetres of
             the 1 kHz pybullet recording of :mod:`physid.inference.panda` at 300 steps for 3 s.
         gravity: m/s², along the world's ``−z``.
+        compiled: roll out with the compiled kernel and its hand-derived adjoint
+            (:mod:`physid.inference.box_kernel`) where the tensors are float64 on the CPU and
+            the inputs need no gradient; otherwise, or with ``False``, step by step in eager
+            torch (:meth:`simulate_autograd`). ``None``: the environment variable
+            ``PHYSID_COMPILE``, on unless set to ``0``.
     """
 
     names: tuple[str, ...] = _BOX_PARAMETERS
@@ -220,6 +230,7 @@ class ShakenBox:
     fixed: Mapping[str, float] = field(default_factory=dict)
     dt: float = 0.01
     gravity: float = GRAVITY
+    compiled: bool | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.names, str) or not all(isinstance(n, str) for n in self.names):
@@ -245,6 +256,8 @@ class ShakenBox:
         object.__setattr__(self, "fixed", fixed)
         object.__setattr__(self, "dt", check_positive("dt", self.dt))
         object.__setattr__(self, "gravity", check_number("gravity", self.gravity, low=0.0))
+        if self.compiled is not None and not isinstance(self.compiled, bool):
+            raise TypeError(f"compiled must be True, False or None, got {self.compiled!r}")
         # The fixed box itself must be physical when no inertia entry is estimated.
         values = {**TRUE_BOX, **TRUE_WEIGHTS, **fixed}
         if not any(
@@ -357,7 +370,36 @@ class ShakenBox:
         """States (..., T, 4) after each of ``n_steps`` steps of Eqs. (1–3) from ``s0``
         (..., 4), under the mount inputs ``u`` (..., T, 21); unchecked, differentiable in
         ``theta`` and ``s0``. The batch shapes of ``theta[..., 0]``, ``s0[..., 0]`` and
-        ``u[..., 0, 0]`` broadcast."""
+        ``u[..., 0, 0]`` broadcast. Compiled where it can be (see ``compiled``)."""
+        parts = self._prepare(theta, s0, n_steps, u)
+        compiled = compiled_by_default() if self.compiled is None else self.compiled
+        tensors = (theta, s0, u)
+        if (
+            compiled
+            and all(t.device.type == "cpu" and t.dtype == torch.float64 for t in tensors)
+            and not u.requires_grad
+        ):
+            return _compiled_rollout(*parts, n_steps, self.dt)
+        return _eager_rollout(*parts, n_steps, self.dt)
+
+    def simulate_autograd(
+        self,
+        theta: Tensor | Sequence[float],
+        s0: Tensor | Sequence[float],
+        n_steps: int,
+        u: Tensor | Sequence[Sequence[float]],
+    ) -> Tensor:
+        """:meth:`simulate`, step by step in eager torch with plain autograd (the reference the
+        compiled rollout is tested against)."""
+        theta, s0, u, n_steps = self._checked(theta, s0, n_steps, u)
+        return _eager_rollout(*self._prepare(theta, s0, n_steps, u), n_steps, self.dt)
+
+    def _prepare(
+        self, theta: Tensor, s0: Tensor, n_steps: int, u: Tensor | None
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, tuple[int, ...]]:
+        """What a rollout needs: the inertia about the joint, the first moment, the dampings,
+        ``s0``, the mount's ``ω_m``, ``ω̇_m`` and ``g − a`` in the mount frame (..., T, 3
+        components, 3 vectors) and the broadcast batch shape."""
         if u is None:
             raise ValueError("u must be given: the box is driven by the mount's motion")
         n_steps = check_count("n_steps", n_steps)
@@ -370,67 +412,11 @@ class ShakenBox:
         p = self.physical(theta)
         damping = torch.stack((p["d1"], p["d2"]), -1)
         shape = torch.broadcast_shapes(theta.shape[:-1], s0.shape[:-1], u.shape[:-2])
-        # Mount quantities in the mount frame, for all steps at once: ω_m, ω̇_m and g − a.
         rot = u[..., 6:15].reshape(*u.shape[:-1], 3, 3)
-        gvec = torch.tensor([0.0, 0.0, -self.gravity], dtype=u.dtype)
+        gvec = torch.tensor([0.0, 0.0, -self.gravity], dtype=u.dtype, device=u.device)
         world = torch.stack((u[..., 15:18], u[..., 18:21], gvec - u[..., 3:6]), -1)  # (.., T, 3, 3)
         mount = rot.transpose(-1, -2) @ world  # columns: ω_m, ω̇_m, g − a (mount frame)
-        mount = mount.expand(*shape, n_steps, 3, 3).movedim(-3, 0)  # (T, ..., 3 comps, 3 vecs)
-        i_o = i_o.expand(*shape, 3, 3)
-        moment = moment.expand(*shape, 3)
-        damping = damping.expand(*shape, 2)
-        s = s0.expand(*shape, STATE_SIZE)
-        a, b, ad, bd = s.unbind(-1)
-        d1, d2 = damping.unbind(-1)
-        i22 = i_o[..., 1, 1]
-        i_col2 = i_o[..., :, 1]  # I e2
-        dt = self.dt
-        zero = torch.zeros_like(a)
-        out = []
-        for t in range(n_steps):
-            ca, sa, cb, sb = torch.cos(a), torch.sin(a), torch.cos(b), torch.sin(b)
-            v = mount[t]
-            vx, vy, vz = v[..., 0, :], v[..., 1, :], v[..., 2, :]
-            # R_x(α)ᵀ then R_y(β)ᵀ: mount frame -> box frame, for the three vectors at once.
-            ca_, sa_, cb_, sb_ = ca[..., None], sa[..., None], cb[..., None], sb[..., None]
-            uy = ca_ * vy + sa_ * vz
-            uz = ca_ * vz - sa_ * vy
-            bx = cb_ * vx - sb_ * uz
-            bz = sb_ * vx + cb_ * uz
-            wm = torch.stack((bx[..., 0], uy[..., 0], bz[..., 0]), -1)
-            wdm = torch.stack((bx[..., 1], uy[..., 1], bz[..., 1]), -1)
-            fb = torch.stack((bx[..., 2], uy[..., 2], bz[..., 2]), -1)
-            e1 = torch.stack((cb, zero, sb), -1)
-            # Eq. (1): ω and b in the box frame (e2 = ŷ).
-            omega = wm + e1 * ad[..., None]
-            omega = omega + torch.stack((zero, bd, zero), -1)
-            vv = wm + e1 * ad[..., None]  # ω_m + e1 α̇
-            rate = torch.stack(
-                (
-                    wdm[..., 0] + wm[..., 1] * sb * ad - vv[..., 2] * bd,
-                    wdm[..., 1] + (wm[..., 2] * cb - wm[..., 0] * sb) * ad,
-                    wdm[..., 2] - wm[..., 1] * cb * ad + vv[..., 0] * bd,
-                ),
-                -1,
-            )
-            both = i_o @ torch.stack((omega, rate, e1), -1)  # I ω, I b, I e1
-            i_omega, i_rate, i_e1 = both.unbind(-1)
-            h = -i_rate - torch.linalg.cross(omega, i_omega) + torch.linalg.cross(moment, fb)
-            # Eq. (2), the 2 x 2 system in closed form.
-            m11 = (e1 * i_e1).sum(-1)
-            m12 = (e1 * i_col2).sum(-1)
-            r1 = (e1 * h).sum(-1) - d1 * ad
-            r2 = h[..., 1] - d2 * bd
-            det = m11 * i22 - m12 * m12
-            add = (i22 * r1 - m12 * r2) / det
-            bdd = (m11 * r2 - m12 * r1) / det
-            # Eq. (3).
-            ad = ad + dt * add
-            bd = bd + dt * bdd
-            a = a + dt * ad
-            b = b + dt * bd
-            out.append(torch.stack((a, b, ad, bd), -1))
-        return torch.stack(out, -2)
+        return i_o, moment, damping, s0, mount, tuple(shape)
 
     def simulate(
         self,
@@ -440,6 +426,9 @@ class ShakenBox:
         u: Tensor | Sequence[Sequence[float]],
     ) -> Tensor:
         """:meth:`rollout` after checking ``theta``, ``s0`` and ``u``."""
+        return self.rollout(*self._checked(theta, s0, n_steps, u))
+
+    def _checked(self, theta, s0, n_steps, u) -> tuple[Tensor, Tensor, Tensor, int]:
         theta = self.check_theta(theta)
         s0 = _check_last("s0", s0, STATE_SIZE)
         u = _check_last("u", u, INPUT_SIZE)
@@ -448,11 +437,16 @@ class ShakenBox:
             raise ValueError(
                 f"u must have shape (..., {n_steps}, {INPUT_SIZE}), got {tuple(u.shape)}"
             )
-        return self.rollout(theta, s0, n_steps, u)
+        return theta, s0, u, n_steps
 
     def observe(self, states: Tensor) -> Tensor:
         """The four measured points (..., 12) of each state, in the mount frame (see the module
-        docstring, (4)): ``[p_o, p_x, p_y, p_z]`` relative to the joint centre."""
+        docstring, (4)): ``[p_o, p_x, p_y, p_z]`` relative to the joint centre
+        (:func:`mount_points`; compiled where the rollout is)."""
+        compiled = compiled_by_default() if self.compiled is None else self.compiled
+        if compiled and states.device.type == "cpu" and states.dtype == torch.float64:
+            flat = states.reshape(-1, STATE_SIZE)
+            return _KernelPoints.apply(flat).reshape(*states.shape[:-1], OBSERVATION_SIZE)
         return mount_points(states)
 
     def world_points(self, states: Tensor, inputs: Tensor) -> Tensor:
@@ -480,6 +474,140 @@ class ShakenBox:
         kinetic = 0.5 * (omega * (i_o @ omega[..., None])[..., 0]).sum(-1)
         height = (rotation @ q @ moment[..., None])[..., 2, 0]
         return kinetic + self.gravity * height
+
+
+def _eager_rollout(
+    i_o: Tensor,
+    moment: Tensor,
+    damping: Tensor,
+    s0: Tensor,
+    mount: Tensor,
+    shape: tuple[int, ...],
+    n_steps: int,
+    dt: float,
+) -> Tensor:
+    """Eqs. (1–3) step by step in eager torch, batched over ``shape`` (the reference)."""
+    mount = mount.expand(*shape, n_steps, 3, 3).movedim(-3, 0)  # (T, ..., 3 comps, 3 vecs)
+    i_o = i_o.expand(*shape, 3, 3)
+    moment = moment.expand(*shape, 3)
+    damping = damping.expand(*shape, 2)
+    s = s0.expand(*shape, STATE_SIZE)
+    a, b, ad, bd = s.unbind(-1)
+    d1, d2 = damping.unbind(-1)
+    i22 = i_o[..., 1, 1]
+    i_col2 = i_o[..., :, 1]  # I e2
+    zero = torch.zeros_like(a)
+    out = []
+    for t in range(n_steps):
+        ca, sa, cb, sb = torch.cos(a), torch.sin(a), torch.cos(b), torch.sin(b)
+        v = mount[t]
+        vx, vy, vz = v[..., 0, :], v[..., 1, :], v[..., 2, :]
+        # R_x(α)ᵀ then R_y(β)ᵀ: mount frame -> box frame, for the three vectors at once.
+        ca_, sa_, cb_, sb_ = ca[..., None], sa[..., None], cb[..., None], sb[..., None]
+        uy = ca_ * vy + sa_ * vz
+        uz = ca_ * vz - sa_ * vy
+        bx = cb_ * vx - sb_ * uz
+        bz = sb_ * vx + cb_ * uz
+        wm = torch.stack((bx[..., 0], uy[..., 0], bz[..., 0]), -1)
+        wdm = torch.stack((bx[..., 1], uy[..., 1], bz[..., 1]), -1)
+        fb = torch.stack((bx[..., 2], uy[..., 2], bz[..., 2]), -1)
+        e1 = torch.stack((cb, zero, sb), -1)
+        # Eq. (1): ω and b in the box frame (e2 = ŷ).
+        omega = wm + e1 * ad[..., None]
+        omega = omega + torch.stack((zero, bd, zero), -1)
+        vv = wm + e1 * ad[..., None]  # ω_m + e1 α̇
+        rate = torch.stack(
+            (
+                wdm[..., 0] + wm[..., 1] * sb * ad - vv[..., 2] * bd,
+                wdm[..., 1] + (wm[..., 2] * cb - wm[..., 0] * sb) * ad,
+                wdm[..., 2] - wm[..., 1] * cb * ad + vv[..., 0] * bd,
+            ),
+            -1,
+        )
+        both = i_o @ torch.stack((omega, rate, e1), -1)  # I ω, I b, I e1
+        i_omega, i_rate, i_e1 = both.unbind(-1)
+        h = -i_rate - torch.linalg.cross(omega, i_omega) + torch.linalg.cross(moment, fb)
+        # Eq. (2), the 2 x 2 system in closed form.
+        m11 = (e1 * i_e1).sum(-1)
+        m12 = (e1 * i_col2).sum(-1)
+        r1 = (e1 * h).sum(-1) - d1 * ad
+        r2 = h[..., 1] - d2 * bd
+        det = m11 * i22 - m12 * m12
+        add = (i22 * r1 - m12 * r2) / det
+        bdd = (m11 * r2 - m12 * r1) / det
+        # Eq. (3).
+        ad = ad + dt * add
+        bd = bd + dt * bdd
+        a = a + dt * ad
+        b = b + dt * bd
+        out.append(torch.stack((a, b, ad, bd), -1))
+    return torch.stack(out, -2)
+
+
+def _compiled_rollout(
+    i_o: Tensor,
+    moment: Tensor,
+    damping: Tensor,
+    s0: Tensor,
+    mount: Tensor,
+    shape: tuple[int, ...],
+    n_steps: int,
+    dt: float,
+) -> Tensor:
+    """Eqs. (1–3) by :mod:`physid.inference.box_kernel`, one lane per entry of ``shape``;
+    differentiable in the inertia, moment, dampings and ``s0`` through the kernel's adjoint."""
+    upper = (0, 1, 2, 0, 0, 1), (0, 1, 2, 1, 2, 2)  # Ixx, Iyy, Izz, Ixy, Ixz, Iyz
+    consts = torch.cat((i_o[..., upper[0], upper[1]], moment, damping), -1)
+    lanes = math.prod(shape)
+    flat = consts.expand(*shape, box_kernel.N_CONSTANTS).reshape(lanes, box_kernel.N_CONSTANTS)
+    start = s0.expand(*shape, STATE_SIZE).reshape(lanes, STATE_SIZE)
+    batch = mount.shape[:-3]
+    index = torch.arange(math.prod(batch)).reshape(batch).expand(shape).reshape(lanes)
+    vectors = mount.detach().reshape(-1, n_steps, 9).contiguous().numpy()
+    out = _KernelRollout.apply(start, flat, vectors, index.numpy(), float(dt))
+    return out.reshape(*shape, n_steps, STATE_SIZE)
+
+
+class _KernelRollout(torch.autograd.Function):
+    """The compiled forward and the hand-derived adjoint as one autograd node."""
+
+    @staticmethod
+    def forward(ctx, s0, consts, vectors, index, dt):
+        start = s0.detach().contiguous().numpy()
+        values = consts.detach().contiguous().numpy()
+        out = np.empty((start.shape[0], vectors.shape[1], STATE_SIZE))
+        box_kernel.forward(start, values, vectors, index, dt, out)
+        ctx.arrays = (start, out, values, vectors, index, dt)
+        return torch.from_numpy(out)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        start, out, values, vectors, index, dt = ctx.arrays
+        g_s0 = np.empty_like(start)
+        g_consts = np.empty_like(values)
+        cotangent = grad.contiguous().numpy()
+        box_kernel.backward(start, out, values, vectors, index, cotangent, dt, g_s0, g_consts)
+        return torch.from_numpy(g_s0), torch.from_numpy(g_consts), None, None, None
+
+
+class _KernelPoints(torch.autograd.Function):
+    """:func:`mount_points` by :func:`physid.inference.box_kernel.points` and its adjoint."""
+
+    @staticmethod
+    def forward(ctx, states):
+        values = states.detach().contiguous().numpy()
+        out = np.empty((values.shape[0], OBSERVATION_SIZE))
+        box_kernel.points(values, LID_OFFSET, out)
+        ctx.values = values
+        return torch.from_numpy(out)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        out = np.empty_like(ctx.values)
+        box_kernel.points_backward(ctx.values, LID_OFFSET, grad.contiguous().numpy(), out)
+        return torch.from_numpy(out)
 
 
 def box_rotation(states: Tensor) -> Tensor:

@@ -333,18 +333,22 @@ class TrajectoryLikelihood(Target):
         if u is not None:
             u = u[0].reshape(self.windows, self.horizon, -1)[None]  # (1, W, h, U)
         states = self.model.rollout(theta[:, None, :], starts, self.horizon, u)  # (N, W, h, S)
-        standard = self.standardise(states)
-        defects = x[:, self.n_params :].reshape(-1, self.windows - 1, size) - standard[:, :-1, -1]
-        pred = standard if self.measures_state else self.observations(states)
+        shoot = x[:, self.n_params :].reshape(-1, self.windows - 1, size)
+        if self.measures_state:
+            pred = self.standardise(states)
+            defects = shoot - pred[:, :-1, -1]
+        else:  # standardise only the windows' ends
+            pred = self.observations(states)
+            defects = shoot - self.standardise(states[:, :-1, -1])
         return pred.reshape(x.shape[0], 1, self.n_steps, self.observation_size), defects
 
     def _per_reference(self, pred: Tensor) -> Tensor:
         """Log-likelihood (N, R) of each reference under the predicted observations, Eq.
         (inf-lik)."""
-        resid = (pred - self.observed[None]) / self.sigma_obs  # (N, R, T, O)
+        squares = (pred - self.observed[None]).square().sum((-1, -2))  # (N, R)
         count = self.n_steps * self.observation_size
         log_norm = -0.5 * count * math.log(2 * math.pi * self.sigma_obs**2)
-        return -0.5 * (resid**2).sum((-1, -2)) + log_norm
+        return -0.5 * squares / self.sigma_obs**2 + log_norm
 
     def _combine(self, per_ref: Tensor) -> Tensor:
         """The sum (mixture, logsumexp) or the product over the references, Eq. (inf-combine)."""

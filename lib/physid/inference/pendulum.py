@@ -31,7 +31,6 @@ reference.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +38,7 @@ import numpy as np
 import torch
 
 from physid.core.constants import GRAVITY
+from physid.core.simulator import compiled_by_default
 from physid.core.validate import check_count, check_number, check_positive, check_tensor
 
 #: Every quantity the model knows, in a fixed order.
@@ -102,9 +102,6 @@ STATE_SIZE = 4
 CHUNK = 5
 _N_CONSTS = 10
 
-
-def _compile_default() -> bool:
-    return os.environ.get("PHYSID_COMPILE", "1") not in ("0", "false", "no")
 
 
 @dataclass(frozen=True)
@@ -249,7 +246,7 @@ class DoublePendulum:
         """
         theta = self.check_theta(theta)
         s0 = _check_state(s0)
-        compiled = _compile_default() if self.compiled is None else self.compiled
+        compiled = compiled_by_default() if self.compiled is None else self.compiled
         return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=compiled)
 
     def rollout(
@@ -260,7 +257,7 @@ class DoublePendulum:
         pendulum has no input: ``u`` must be None."""
         if u is not None:
             raise ValueError(f"u must be None: the double pendulum has no input, got {u!r}")
-        compiled = _compile_default() if self.compiled is None else self.compiled
+        compiled = compiled_by_default() if self.compiled is None else self.compiled
         return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=compiled)
 
     def observe(self, states: torch.Tensor) -> torch.Tensor:
