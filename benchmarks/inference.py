@@ -111,9 +111,11 @@ class StepByStep(TrajectoryLikelihood):
 
 
 def step_by_step(target: TrajectoryLikelihood) -> StepByStep:
-    """``target`` (the same model, data, scales and settings), simulated window by window."""
+    """``target`` (the same model, data, scales and settings), simulated window by window
+    (the observations made and compared in torch, not summed inside the rollout)."""
     twin = copy.copy(target)
     twin.__class__ = StepByStep
+    twin.fused = False
     return twin
 
 

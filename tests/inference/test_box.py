@@ -9,13 +9,14 @@ sign 60–100 mm.
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from physid.core.simulator import Simulator
+from physid.core.simulator import ResidualSimulator, Simulator
 from physid.core.target import Limits
 from physid.inference import box as B
 from physid.inference import panda
@@ -372,3 +373,45 @@ def test_plugs_into_the_trajectory_likelihood(loaded, windows):
     assert grad.shape == x.shape
     assert value[0] > value[2] + 10.0
     torch.testing.assert_close(value[0], value[1], rtol=1e-9, atol=1e-6)  # swap symmetry
+
+
+@pytest.mark.parametrize("windows", [1, 5])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_residuals_summed_in_the_rollout_equal_the_likelihoods_own(loaded, windows, compiled):
+    """The box is a ResidualSimulator: the likelihood takes its sums of squared residuals
+    instead of comparing every observation itself, with the same values, constraints and
+    gradients (compiled: summed in the kernel; eager: in torch)."""
+    assert isinstance(B.ShakenBox(), ResidualSimulator)
+    model = B.ShakenBox(names=BOX_NAMES, compiled=compiled)
+    limits = Limits.from_dict(B.PHASE1_LIMITS)
+    scale = (np.zeros(12), np.full(12, 0.3))
+    target = TrajectoryLikelihood(
+        model,
+        loaded.states,
+        limits,
+        inputs=loaded.inputs,
+        shooting_windows=windows,
+        observation_scale=scale,
+    )
+    assert target.fused
+    plain = copy.copy(target)
+    plain.fused = False
+    x = target.initial(6).requires_grad_()
+    results = []
+    for t in (target, plain):
+        value, constraints = t.density_and_constraints(x)
+        grad = torch.autograd.grad(value.sum() + constraints.sum(), x)[0]
+        results.append((value, constraints, grad))
+    for ours, reference in zip(*results, strict=True):
+        torch.testing.assert_close(ours, reference, rtol=1e-10, atol=1e-10)
+    # Several references with single shooting: one sum per reference.
+    if windows == 1:
+        two = TrajectoryLikelihood(
+            model,
+            np.stack((loaded.states, loaded.states)),
+            limits,
+            inputs=loaded.inputs,
+            observation_scale=scale,
+        )
+        assert two.fused
+        torch.testing.assert_close(two.log_density(x.detach()), target.log_density(x.detach()))

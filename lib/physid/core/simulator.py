@@ -32,7 +32,7 @@ import torch
 
 Tensor = torch.Tensor
 
-__all__ = ["Simulator", "compiled_by_default"]
+__all__ = ["ResidualSimulator", "Simulator", "compiled_by_default"]
 
 
 @runtime_checkable
@@ -63,15 +63,41 @@ class Simulator(Protocol):
         """``theta`` (..., M) as float64 if finite and physical, else a ValueError naming it."""
         ...
 
-    def rollout(
-        self, theta: Tensor, s0: Tensor, n_steps: int, u: Tensor | None = None
-    ) -> Tensor:
+    def rollout(self, theta: Tensor, s0: Tensor, n_steps: int, u: Tensor | None = None) -> Tensor:
         """States (..., T, S) after each of ``n_steps`` steps from ``s0`` (..., S), under the
         inputs ``u`` (..., T, U) (None when ``input_size`` is 0), unchecked."""
         ...
 
     def observe(self, states: Tensor) -> Tensor:
         """The measurement (..., O) of each state (..., S)."""
+        ...
+
+
+@runtime_checkable
+class ResidualSimulator(Simulator, Protocol):
+    """A :class:`Simulator` that also sums its rollout's squared residuals itself.
+
+    A Gaussian likelihood needs, per rollout, only ``Σ_t Σ_o (w_o (y_o(s_t) − ŷ_{t,o}))²``
+    with ``y = observe(s)``: a simulator that computes it inside its rollout (a compiled
+    kernel, say) saves the likelihood an array of every observation and its gradient. The
+    likelihood of :mod:`physid.inference.likelihood` uses it where it can; the result must
+    equal the same sum over :meth:`~Simulator.observe` of :meth:`~Simulator.rollout`.
+    """
+
+    def rollout_residuals(
+        self,
+        theta: Tensor,
+        s0: Tensor,
+        n_steps: int,
+        u: Tensor | None,
+        measured: Tensor,
+        weight: Tensor,
+    ) -> tuple[Tensor, Tensor]:
+        """The last state (..., S) of :meth:`~Simulator.rollout` and the sum (...) over the
+        steps and the O entries of ``(weight · (observe(s_t) − measured_t))²``, for
+        ``measured`` (..., T, O) (its batch axes broadcast with the others') and ``weight``
+        (O,); unchecked, differentiable in ``theta`` and ``s0``. (The last state is what
+        multiple shooting's defects need.)"""
         ...
 
 

@@ -371,16 +371,39 @@ class ShakenBox:
         (..., 4), under the mount inputs ``u`` (..., T, 21); unchecked, differentiable in
         ``theta`` and ``s0``. The batch shapes of ``theta[..., 0]``, ``s0[..., 0]`` and
         ``u[..., 0, 0]`` broadcast. Compiled where it can be (see ``compiled``)."""
+        return self._run(theta, s0, n_steps, u, None, None)[0]
+
+    def rollout_residuals(
+        self,
+        theta: Tensor,
+        s0: Tensor,
+        n_steps: int,
+        u: Tensor | None,
+        measured: Tensor,
+        weight: Tensor,
+    ) -> tuple[Tensor, Tensor]:
+        """:meth:`rollout`'s last state (..., 4) and ``Σ_t Σ_o (w_o (y_o(s_t) − ŷ_{t,o}))²``
+        (the batch shape) of the points ``y = observe(s_t)`` against ``measured`` ``ŷ``
+        (..., T, 12), with weights ``w`` (12,)
+        (:class:`~physid.core.simulator.ResidualSimulator`): compiled, the sum is taken inside
+        the rollout's kernel, with no array of the points."""
+        return self._run(theta, s0, n_steps, u, measured, weight)
+
+    def _run(self, theta, s0, n_steps, u, measured, weight) -> tuple[Tensor, Tensor | None]:
         parts = self._prepare(theta, s0, n_steps, u)
         compiled = compiled_by_default() if self.compiled is None else self.compiled
-        tensors = (theta, s0, u)
+        tensors = (theta, s0, u) if measured is None else (theta, s0, u, measured, weight)
         if (
             compiled
             and all(t.device.type == "cpu" and t.dtype == torch.float64 for t in tensors)
-            and not u.requires_grad
+            and not any(t.requires_grad for t in tensors[2:])
         ):
-            return _compiled_rollout(*parts, n_steps, self.dt)
-        return _eager_rollout(*parts, n_steps, self.dt)
+            return _compiled_rollout(*parts, n_steps, self.dt, measured, weight)
+        states = _eager_rollout(*parts, n_steps, self.dt)
+        if measured is None:
+            return states, None
+        squares = ((mount_points(states) - measured) * weight).square().sum((-1, -2))
+        return states[..., -1, :], squares
 
     def simulate_autograd(
         self,
@@ -553,42 +576,64 @@ def _compiled_rollout(
     shape: tuple[int, ...],
     n_steps: int,
     dt: float,
-) -> Tensor:
-    """Eqs. (1–3) by :mod:`physid.inference.box_kernel`, one lane per entry of ``shape``;
-    differentiable in the inertia, moment, dampings and ``s0`` through the kernel's adjoint."""
+    measured: Tensor | None = None,
+    weight: Tensor | None = None,
+) -> tuple[Tensor, Tensor | None]:
+    """Eqs. (1–3) by :mod:`physid.inference.box_kernel`, one lane per entry of the batch
+    shape; differentiable in the inertia, moment, dampings and ``s0`` through the kernel's
+    adjoint: the states and None, or, with ``measured`` (..., T, 12) and ``weight`` (12,),
+    each lane's last state and sum of squared weighted residuals of its points."""
     upper = (0, 1, 2, 0, 0, 1), (0, 1, 2, 1, 2, 2)  # Ixx, Iyy, Izz, Ixy, Ixz, Iyz
     consts = torch.cat((i_o[..., upper[0], upper[1]], moment, damping), -1)
+    batch = mount.shape[:-3]  # the inputs' batch, and the measurements' with them
+    if measured is not None:
+        batch = torch.broadcast_shapes(batch, measured.shape[:-2])
+        shape = torch.broadcast_shapes(shape, batch)
+        targets = measured.detach().expand(*batch, n_steps, OBSERVATION_SIZE)
+        targets = targets.reshape(-1, n_steps, OBSERVATION_SIZE).contiguous().numpy()
+        weights = weight.detach().contiguous().numpy()
+    else:
+        targets, weights = np.empty((0, n_steps, OBSERVATION_SIZE)), np.empty(OBSERVATION_SIZE)
     lanes = math.prod(shape)
     flat = consts.expand(*shape, box_kernel.N_CONSTANTS).reshape(lanes, box_kernel.N_CONSTANTS)
     start = s0.expand(*shape, STATE_SIZE).reshape(lanes, STATE_SIZE)
-    batch = mount.shape[:-3]
     index = torch.arange(math.prod(batch)).reshape(batch).expand(shape).reshape(lanes)
-    vectors = mount.detach().reshape(-1, n_steps, 9).contiguous().numpy()
-    out = _KernelRollout.apply(start, flat, vectors, index.numpy(), float(dt))
-    return out.reshape(*shape, n_steps, STATE_SIZE)
+    vectors = mount.detach().expand(*batch, n_steps, 3, 3).reshape(-1, n_steps, 9)
+    arrays = (vectors.contiguous().numpy(), index.numpy(), targets, weights, float(dt))
+    out, squares = _KernelRollout.apply(start, flat, *arrays)
+    if measured is None:
+        return out.reshape(*shape, n_steps, STATE_SIZE), None
+    return out.reshape(*shape, STATE_SIZE), squares.reshape(shape)
 
 
 class _KernelRollout(torch.autograd.Function):
-    """The compiled forward and the hand-derived adjoint as one autograd node."""
+    """The compiled forward and the hand-derived adjoint as one autograd node: the states
+    (L, T, 4) and zeros without measurements; with them, each lane's last state (L, 4) and
+    its sum of squared residuals (only the last state: a gradient of every state would be
+    an array of zeros the size of the rollout, filled on every evaluation)."""
 
     @staticmethod
-    def forward(ctx, s0, consts, vectors, index, dt):
+    def forward(ctx, s0, consts, vectors, index, targets, weights, dt):
         start = s0.detach().contiguous().numpy()
         values = consts.detach().contiguous().numpy()
         out = np.empty((start.shape[0], vectors.shape[1], STATE_SIZE))
-        box_kernel.forward(start, values, vectors, index, dt, out)
-        ctx.arrays = (start, out, values, vectors, index, dt)
-        return torch.from_numpy(out)
+        squares = np.zeros(start.shape[0])
+        fixed = (vectors, index, targets, weights, LID_OFFSET)
+        box_kernel.forward(start, values, *fixed, dt, out, squares)
+        ctx.arrays = (start, out, values, fixed, dt)
+        states = out if targets.shape[0] == 0 else out[:, -1].copy()
+        return torch.from_numpy(states), torch.from_numpy(squares)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
-    def backward(ctx, grad):
-        start, out, values, vectors, index, dt = ctx.arrays
+    def backward(ctx, grad, grad_squares):
+        start, out, values, fixed, dt = ctx.arrays
         g_s0 = np.empty_like(start)
         g_consts = np.empty_like(values)
-        cotangent = grad.contiguous().numpy()
-        box_kernel.backward(start, out, values, vectors, index, cotangent, dt, g_s0, g_consts)
-        return torch.from_numpy(g_s0), torch.from_numpy(g_consts), None, None, None
+        grad = grad if grad.ndim == 3 else grad[:, None]  # the last state's: (L, 1, 4)
+        cotangents = grad.contiguous().numpy(), grad_squares.contiguous().numpy()
+        box_kernel.backward(start, out, values, *fixed, *cotangents, dt, g_s0, g_consts)
+        return torch.from_numpy(g_s0), torch.from_numpy(g_consts), *(None,) * 5
 
 
 class _KernelPoints(torch.autograd.Function):

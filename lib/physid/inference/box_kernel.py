@@ -20,12 +20,23 @@ dampings; the weights of phase II enter through those (:meth:`ShakenBox.mass_pro
 of the parameterisation. The mount's vectors ``ω_m``, ``ω̇_m`` and ``g − a`` in the mount
 frame are per (mount, step), shared by the lanes that index them, and carry no gradient.
 
-Measured (the phase-I likelihood of ``benchmarks/inference.py``: 100 particles × 10 windows
-of 30 steps, one thread): the rollout forward 1.5 ms and backward 3.6 ms; with the points
-(:func:`points`, :func:`points_backward`) and the likelihood's own arithmetic, one likelihood
-and gradient 11 ms, against 67 ms for the eager step. ``torch.compile`` of the same elementwise
-step, as the pendulum's rollout does it, was not tried: numba is already Part I's compiler and
-its kernels are cached on disk, so a process pays no compile once a machine has one.
+A likelihood needs only each lane's sum of squared residuals of its points against the
+measured ones (and the last state, for multiple shooting's defects): with ``measured`` given,
+:func:`forward` sums them as it goes and :func:`backward` adds their adjoint, so no array of
+the points (or of the states' gradients) is made
+(:meth:`ShakenBox.rollout_residuals <physid.inference.box.ShakenBox.rollout_residuals>`).
+
+Measured (the phase-I likelihood and gradient of ``benchmarks/inference.py``: 100 particles ×
+10 windows of 30 steps, one thread), step by step: the eager step 67 ms; this kernel for the
+rollout with the points made and compared in torch 18 ms, 11 ms with the points compiled
+(:func:`points`, :func:`points_backward`), 7 ms with the residuals summed in the kernel, 4.8 ms
+with the helpers inlined into the loops (``inline="always"``, backward 3.6 → 2.2 ms) and the
+last state as the only state output; fused multiply-adds and reassociation
+(``fastmath`` without the no-NaN and no-infinity flags, so a diverging particle still gives
+``nan``) took the kernel from 3.6 to 3.4 ms. Each trigonometric value is computed once per
+step and passed on (``_trig``): that changed little. ``torch.compile`` of the same elementwise
+step, as the pendulum's rollout does it, was not tried: numba is already Part I's compiler
+and its kernels are cached on disk, so a process pays no compile once a machine has one.
 """
 
 from __future__ import annotations
@@ -41,10 +52,13 @@ __all__ = ["N_CONSTANTS", "backward", "forward", "points", "points_backward"]
 #: ``m cx, m cy, m cz`` and the dampings ``d1, d2``.
 N_CONSTANTS = 11
 
-_jit = numba.njit(cache=True, fastmath=False, nogil=True)
+# Fast-math flags that change rounding only (no "nnan"/"ninf": a diverging rollout gives nan).
+_FLAGS = {"contract", "arcp", "nsz", "reassoc"}
+_jit = numba.njit(cache=True, fastmath=_FLAGS, nogil=True)
+_inline = numba.njit(cache=True, fastmath=_FLAGS, nogil=True, inline="always")
 
 
-@_jit
+@_inline
 def _to_box(ca, sa, cb, sb, vx, vy, vz):
     """A mount-frame vector in the box frame, ``R_y(β)ᵀ R_x(α)ᵀ v``, and the intermediate
     ``z`` component ``uz`` the adjoint needs."""
@@ -53,13 +67,29 @@ def _to_box(ca, sa, cb, sb, vx, vy, vz):
     return cb * vx - sb * uz, uy, sb * vx + cb * uz, uz
 
 
-@_jit
-def _terms(a, b, ad, bd, c, v):
+@_inline
+def _trig(a, b):
+    """``(cos α, sin α, cos β, sin β)``: each step needs them of its state twice (the step
+    and the points), so they are computed once and passed on."""
+    return math.cos(a), math.sin(a), math.cos(b), math.sin(b)
+
+
+@_inline
+def _to_box_vjp(trig, vx, vy, vz, gx, gy, gz, uz):
+    """The adjoint of :func:`_to_box`: the cotangents of ``cos α, sin α, cos β, sin β`` from
+    those ``(gx, gy, gz)`` of the box-frame vector (the mount's vector has none)."""
+    ca, sa, cb, sb = trig
+    guz = -sb * gx + cb * gz
+    return vy * gy + vz * guz, vz * gy - vy * guz, vx * gx + uz * gz, -uz * gx + vx * gz
+
+
+@_inline
+def _terms(trig, ad, bd, c, v):
     """Eqs. (1–2) for one lane: ``(α̈, β̈)`` last, after the intermediates the adjoint reuses.
 
     ``c`` holds the eleven constants, ``v`` the mount's vectors (9,): component-major,
     ``v[3 i + k]`` is component ``i`` of vector ``k`` (``ω_m``, ``ω̇_m``, ``g − a``)."""
-    ca, sa, cb, sb = math.cos(a), math.sin(a), math.cos(b), math.sin(b)
+    ca, sa, cb, sb = trig
     ixx, iyy, izz, ixy, ixz, iyz, mx, my, mz, d1, d2 = (
         c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10]
     )  # fmt: skip
@@ -94,30 +124,47 @@ def _terms(a, b, ad, bd, c, v):
 
 
 @_jit
-def forward(s0, consts, mount, index, dt, out):
+def forward(s0, consts, mount, index, measured, weight, lid, dt, out, squares):
     """Roll every lane out: ``s0`` (L, 4), ``consts`` (L, 11), ``mount`` (M, T, 9) indexed by
     ``index`` (L,); the states after each step into ``out`` (L, T, 4). Eq. (3): semi-implicit
-    Euler."""
+    Euler.
+
+    With ``measured`` (M, T, 12) (indexed like ``mount``; an empty array for none), also each
+    lane's sum over its steps of the squared, weighted differences between its points
+    (:func:`points`, the lid ``lid`` below the joint) and the measured ones,
+    ``Σ_t Σ_o (w_o (y_o(s_t) − ŷ_{t,o}))²``, into ``squares`` (L,): a Gaussian likelihood's
+    residual, with no (L, T, 12) array made."""
     n_steps = out.shape[1]
+    fit = measured.shape[0] > 0
+    y = np.empty(12)
     for lane in range(s0.shape[0]):
         a, b, ad, bd = s0[lane, 0], s0[lane, 1], s0[lane, 2], s0[lane, 3]
         c = consts[lane]
         m = mount[index[lane]]
+        total = 0.0
+        trig = _trig(a, b)
         for t in range(n_steps):
-            terms = _terms(a, b, ad, bd, c, m[t])
-            add, bdd = terms[-2], terms[-1]
-            ad = ad + dt * add
-            bd = bd + dt * bdd
+            terms = _terms(trig, ad, bd, c, m[t])
+            ad = ad + dt * terms[-2]
+            bd = bd + dt * terms[-1]
             a = a + dt * ad
             b = b + dt * bd
             out[lane, t, 0] = a
             out[lane, t, 1] = b
             out[lane, t, 2] = ad
             out[lane, t, 3] = bd
+            trig = _trig(a, b)
+            if fit:
+                _points_into(trig, lid, y)
+                target = measured[index[lane], t]
+                for o in range(12):
+                    r = weight[o] * (y[o] - target[o])
+                    total += r * r
+        squares[lane] = total
 
 
-@_jit
-def _step_vjp(a, b, ad, bd, c, v, dt, g, gc):
+@_inline
+def _step_vjp(trig, ad, bd, c, v, dt, g, gc):
     """The adjoint of one step from ``(a, b, ad, bd)``: ``g`` (4,) holds the cotangent of the
     state after the step and is overwritten with that of the state before it; the constants'
     cotangents are added to ``gc`` (11,). Each block reverses the same line of
@@ -125,7 +172,7 @@ def _step_vjp(a, b, ad, bd, c, v, dt, g, gc):
     (
         ca, sa, cb, sb, w0, w1, w2, uz0, uz1, uz2, f0, f1, f2, vv0, vv2, o0, o1, o2,
         r0, r1, r2, p0, p1, p2, h0, h1, h2, m11, m12, q1, q2, det, add, bdd,
-    ) = _terms(a, b, ad, bd, c, v)  # fmt: skip
+    ) = _terms(trig, ad, bd, c, v)  # fmt: skip
     ixx, iyy, izz, ixy, ixz, iyz, mx, my, mz, d1, d2 = (
         c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10]
     )  # fmt: skip
@@ -204,18 +251,13 @@ def _step_vjp(a, b, ad, bd, c, v, dt, g, gc):
     g_sb += g_vv2 * ad
     g_ad += g_vv0 * cb + g_vv2 * sb
     # -- the rotation of the three vectors into the box frame --
-    g_ca, g_sa = 0.0, 0.0
-    for k, bx, by, bz, uz in (
-        (0, gw0, gw1, gw2, uz0),
-        (1, gr0, gr1, gr2, uz1),
-        (2, gf0, gf1, gf2, uz2),
-    ):
-        vx, vy, vz = v[k], v[3 + k], v[6 + k]
-        guz = -sb * bx + cb * bz
-        g_cb += vx * bx + uz * bz
-        g_sb += -uz * bx + vx * bz
-        g_ca += vy * by + vz * guz
-        g_sa += vz * by - vy * guz
+    ca0, sa0, cb0, sb0 = _to_box_vjp(trig, v[0], v[3], v[6], gw0, gw1, gw2, uz0)
+    ca1, sa1, cb1, sb1 = _to_box_vjp(trig, v[1], v[4], v[7], gr0, gr1, gr2, uz1)
+    ca2, sa2, cb2, sb2 = _to_box_vjp(trig, v[2], v[5], v[8], gf0, gf1, gf2, uz2)
+    g_ca = ca0 + ca1 + ca2
+    g_sa = sa0 + sa1 + sa2
+    g_cb += cb0 + cb1 + cb2
+    g_sb += sb0 + sb1 + sb2
     g[0] = g_a - sa * g_ca + ca * g_sa
     g[1] = g_b - sb * g_cb + cb * g_sb
     g[2] = g_ad
@@ -223,12 +265,18 @@ def _step_vjp(a, b, ad, bd, c, v, dt, g, gc):
 
 
 @_jit
-def backward(s0, out, consts, mount, index, grad, dt, g_s0, g_consts):
+def backward(
+    s0, out, consts, mount, index, measured, weight, lid, grad, g_squares, dt, g_s0, g_consts
+):
     """The adjoint of :func:`forward`: given the cotangents ``grad`` (L, T, 4) of the states it
-    returned in ``out``, write those of ``s0`` into ``g_s0`` (L, 4) and of the constants into
-    ``g_consts`` (L, 11)."""
+    returned in ``out`` (or (L, 1, 4): of the last state only) and ``g_squares`` (L,) of its
+    ``squares`` (unused without ``measured``), write those of ``s0`` into ``g_s0`` (L, 4) and
+    of the constants into ``g_consts`` (L, 11)."""
     n_steps = out.shape[1]
+    fit = measured.shape[0] > 0
+    every = grad.shape[1] == n_steps
     g = np.empty(4)
+    y = np.empty(12)
     for lane in range(s0.shape[0]):
         c = consts[lane]
         m = mount[index[lane]]
@@ -236,29 +284,63 @@ def backward(s0, out, consts, mount, index, grad, dt, g_s0, g_consts):
         gc[:] = 0.0
         for i in range(4):
             g[i] = 0.0
+        after = _trig(out[lane, n_steps - 1, 0], out[lane, n_steps - 1, 1])
         for t in range(n_steps - 1, -1, -1):
-            for i in range(4):
-                g[i] += grad[lane, t, i]
+            if every or t == n_steps - 1:
+                for i in range(4):
+                    g[i] += grad[lane, t if every else 0, i]
+            if fit:
+                _points_into(after, lid, y)
+                target = measured[index[lane], t]
+                for o in range(12):  # the cotangent of the points: 2 w² (y − ŷ) ḡ
+                    y[o] = 2.0 * weight[o] * weight[o] * (y[o] - target[o]) * g_squares[lane]
+                ga, gb = _points_vjp(after, lid, y)
+                g[0] += ga
+                g[1] += gb
             prev = s0[lane] if t == 0 else out[lane, t - 1]
-            _step_vjp(prev[0], prev[1], prev[2], prev[3], c, m[t], dt, g, gc)
+            before = _trig(prev[0], prev[1])
+            _step_vjp(before, prev[2], prev[3], c, m[t], dt, g, gc)
+            after = before
         for i in range(4):
             g_s0[lane, i] = g[i]
 
 
+@_inline
+def _points_into(trig, lid, out):
+    """The twelve coordinates of :func:`physid.inference.box.mount_points` of one state into
+    ``out`` (12,): ``p_o = lid · z_b`` and ``p_o + x_b``, ``p_o + y_b``, ``p_o + z_b``, with
+    ``[x_b, y_b, z_b] = R_x(α) R_y(β)``, from ``_trig`` of ``(α, β)``."""
+    ca, sa, cb, sb = trig
+    axes = ((cb, sa * sb, -ca * sb), (0.0, ca, sa), (sb, -sa * cb, ca * cb))
+    for i in range(3):
+        origin = lid * axes[2][i]
+        out[i] = origin
+        for j in range(3):
+            out[3 * (j + 1) + i] = origin + axes[j][i]
+
+
+@_inline
+def _points_vjp(trig, lid, g):
+    """The cotangents of ``α`` and ``β`` from those of the twelve coordinates ``g`` (12,)."""
+    ca, sa, cb, sb = trig
+    # Each axis's cotangent: x_b and y_b their own point's, z_b its point's and lid × all.
+    gx1, gx2 = g[4], g[5]
+    gx0 = g[3]
+    gy1, gy2 = g[7], g[8]
+    gz0 = g[9] + lid * (g[0] + g[3] + g[6] + g[9])
+    gz1 = g[10] + lid * (g[1] + g[4] + g[7] + g[10])
+    gz2 = g[11] + lid * (g[2] + g[5] + g[8] + g[11])
+    ga = gx1 * ca * sb + gx2 * sa * sb - gy1 * sa + gy2 * ca - gz1 * ca * cb - gz2 * sa * cb
+    gb = -gx0 * sb + gx1 * sa * cb - gx2 * ca * cb + gz0 * cb + gz1 * sa * sb - gz2 * ca * sb
+    return ga, gb
+
+
 @_jit
 def points(states, lid, out):
-    """The four measured points of :func:`physid.inference.box.mount_points` for states
-    (K, 4) into ``out`` (K, 12): ``p_o = lid · z_b`` and ``p_o + x_b``, ``p_o + y_b``,
-    ``p_o + z_b``, with ``[x_b, y_b, z_b] = R_x(α) R_y(β)``."""
+    """The four measured points (K, 12) of states (K, 4) into ``out``
+    (:func:`physid.inference.box.mount_points`)."""
     for k in range(states.shape[0]):
-        ca, sa = math.cos(states[k, 0]), math.sin(states[k, 0])
-        cb, sb = math.cos(states[k, 1]), math.sin(states[k, 1])
-        axes = ((cb, sa * sb, -ca * sb), (0.0, ca, sa), (sb, -sa * cb, ca * cb))
-        for i in range(3):
-            origin = lid * axes[2][i]
-            out[k, i] = origin
-            for j in range(3):
-                out[k, 3 * (j + 1) + i] = origin + axes[j][i]
+        _points_into(_trig(states[k, 0], states[k, 1]), lid, out[k])
 
 
 @_jit
@@ -266,24 +348,6 @@ def points_backward(states, lid, grad, out):
     """The adjoint of :func:`points`: the cotangents ``grad`` (K, 12) of the points into those
     of the states ``out`` (K, 4) (the rates get none)."""
     for k in range(states.shape[0]):
-        ca, sa = math.cos(states[k, 0]), math.sin(states[k, 0])
-        cb, sb = math.cos(states[k, 1]), math.sin(states[k, 1])
-        g = grad[k]
-        # Each axis's cotangent: x_b and y_b their own point's, z_b its point's and lid × all.
-        gx = (g[3], g[4], g[5])
-        gy = (g[6], g[7], g[8])
-        gz = (
-            g[9] + lid * (g[0] + g[3] + g[6] + g[9]),
-            g[10] + lid * (g[1] + g[4] + g[7] + g[10]),
-            g[11] + lid * (g[2] + g[5] + g[8] + g[11]),
-        )
-        out[k, 0] = (
-            gx[1] * ca * sb + gx[2] * sa * sb - gy[1] * sa + gy[2] * ca
-            - gz[1] * ca * cb - gz[2] * sa * cb
-        )  # fmt: skip
-        out[k, 1] = (
-            -gx[0] * sb + gx[1] * sa * cb - gx[2] * ca * cb
-            + gz[0] * cb + gz[1] * sa * sb - gz[2] * ca * sb
-        )  # fmt: skip
+        out[k, 0], out[k, 1] = _points_vjp(_trig(states[k, 0], states[k, 1]), lid, grad[k])
         out[k, 2] = 0.0
         out[k, 3] = 0.0

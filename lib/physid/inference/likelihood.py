@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from physid.core.simulator import Simulator
+from physid.core.simulator import ResidualSimulator, Simulator
 from physid.core.target import Limits, Target
 from physid.core.validate import (
     check_array,
@@ -283,6 +283,17 @@ class TrajectoryLikelihood(Target):
                 self.observation_size,
             )
         self.observed = self.observations(data[:, 1:])  # (R, T, O)
+        # A simulator that sums its residuals itself (ResidualSimulator) gets the measurements
+        # in their own units and one weight per entry: (y − ŷ) / (std σ) is the standardised
+        # residual. Multiple shooting compares one prediction with every reference, so it
+        # needs one reference for that.
+        self.fused = (
+            isinstance(model, ResidualSimulator)
+            and not self.measures_state
+            and (windows == 1 or data.shape[0] == 1)
+        )
+        self._measured = measured[:, 1:]
+        self._weight = 1.0 / (self.observation_std * self.sigma_obs)
         self.n_params = limits.dim
         self.n_shoot = self.state_size * (windows - 1)
         self.dim = self.n_params + self.n_shoot
@@ -318,22 +329,29 @@ class TrajectoryLikelihood(Target):
         return self.unstandardise(shoot)
 
     # -- simulation ------------------------------------------------------------------------
+    def _windows(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+        """What the rollouts of the particles ``x`` start from: the parameters (N, 1, M), the
+        start states (N, R, S) for single shooting or (N, W, S) for multiple, the inputs
+        (1, R, T, U) or (1, W, h, U) (or None), and the defects' shooting states (N, W−1, S)
+        in standardised units (None for single shooting)."""
+        theta = self.limits.denormalise(x[..., : self.n_params])[:, None, :]
+        s0, u, size = self.data[:, 0], self.inputs, self.state_size  # (R, S), (R, T, U)
+        if self.windows == 1:
+            return theta, s0[None], None if u is None else u[None], None
+        shoot = x[:, self.n_params :].reshape(-1, self.windows - 1, size)
+        starts = torch.cat((s0[:1].expand(x.shape[0], 1, size), self.unstandardise(shoot)), 1)
+        if u is not None:
+            u = u[0].reshape(self.windows, self.horizon, -1)[None]
+        return theta, starts, u, shoot
+
     def _simulate_windows(self, x: Tensor) -> tuple[Tensor, Tensor | None]:
         """Predicted standardised observations (N, R', T, O) and the defects (N, W−1, S) or
         None (single shooting)."""
-        theta = self.limits.denormalise(x[..., : self.n_params])
-        s0, u, size = self.data[:, 0], self.inputs, self.state_size  # (R, S), (R, T, U)
-        if self.windows == 1:
-            u = None if u is None else u[None]
-            states = self.model.rollout(theta[:, None, :], s0[None], self.n_steps, u)
+        theta, starts, u, shoot = self._windows(x)
+        if shoot is None:
+            states = self.model.rollout(theta, starts, self.n_steps, u)
             return self.observations(states), None  # (N, R, T, O)
-        starts = torch.cat(
-            (s0[:1].expand(x.shape[0], 1, size), self.shooting_states(x)), 1
-        )  # (N, W, S)
-        if u is not None:
-            u = u[0].reshape(self.windows, self.horizon, -1)[None]  # (1, W, h, U)
-        states = self.model.rollout(theta[:, None, :], starts, self.horizon, u)  # (N, W, h, S)
-        shoot = x[:, self.n_params :].reshape(-1, self.windows - 1, size)
+        states = self.model.rollout(theta, starts, self.horizon, u)  # (N, W, h, S)
         if self.measures_state:
             pred = self.standardise(states)
             defects = shoot - pred[:, :-1, -1]
@@ -341,6 +359,30 @@ class TrajectoryLikelihood(Target):
             pred = self.observations(states)
             defects = shoot - self.standardise(states[:, :-1, -1])
         return pred.reshape(x.shape[0], 1, self.n_steps, self.observation_size), defects
+
+    def _fit(self, x: Tensor) -> tuple[Tensor, Tensor | None]:
+        """The log-likelihood (N, R) of each reference and the defects (N, W−1, S) or None:
+        :meth:`_per_reference` of :meth:`_simulate_windows`, or, for a
+        :class:`~physid.core.simulator.ResidualSimulator`, the same from the sums of squared
+        residuals it returns."""
+        if not self.fused:
+            pred, defects = self._simulate_windows(x)
+            return self._per_reference(pred), defects
+        theta, starts, u, shoot = self._windows(x)
+        if shoot is None:
+            measured, steps = self._measured[None], self.n_steps  # (1, R, T, O)
+        else:
+            measured = self._measured[0].reshape(self.windows, self.horizon, -1)[None]
+            steps = self.horizon
+        last, squares = self.model.rollout_residuals(
+            theta, starts, steps, u, measured, self._weight
+        )
+        count = self.n_steps * self.observation_size
+        log_norm = -0.5 * count * math.log(2 * math.pi * self.sigma_obs**2)
+        if shoot is None:
+            return -0.5 * squares + log_norm, None  # (N, R)
+        per_ref = -0.5 * squares.sum(-1, keepdim=True) + log_norm  # (N, 1)
+        return per_ref, shoot - self.standardise(last[:, :-1])
 
     def _per_reference(self, pred: Tensor) -> Tensor:
         """Log-likelihood (N, R) of each reference under the predicted observations, Eq.
@@ -357,8 +399,7 @@ class TrajectoryLikelihood(Target):
         return torch.logsumexp(per_ref, -1) - math.log(per_ref.shape[-1])
 
     def _log_likelihood(self, x: Tensor) -> Tensor:
-        pred, _ = self._simulate_windows(x)
-        return self._combine(self._per_reference(pred))
+        return self._combine(self._fit(x)[0])
 
     def _log_density(self, x: Tensor) -> Tensor:
         return self._density_and_constraints(x)[0]
@@ -373,8 +414,8 @@ class TrajectoryLikelihood(Target):
         return self._density_and_constraints(self.check_x(x))
 
     def _density_and_constraints(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        pred, defects = self._simulate_windows(x)
-        value = self._combine(self._per_reference(pred))
+        per_ref, defects = self._fit(x)
+        value = self._combine(per_ref)
         none = x.new_zeros(x.shape[:-1] + (0,))
         if defects is None:
             return value, none
@@ -390,7 +431,7 @@ class TrajectoryLikelihood(Target):
         Particles may lie outside the limits, as a sampler's may."""
         x = self.check_x(x, "x")
         with torch.no_grad():
-            _, defects = self._simulate_windows(x)
+            _, defects = self._fit(x)
         if defects is None:
             return x.new_zeros(x.shape[0])
         return (defects / self.sigma_def).pow(2).flatten(1).mean(1).sqrt()
