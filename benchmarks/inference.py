@@ -13,10 +13,11 @@ windows and the defects as constraints, on the real trajectory lengths:
 
 Rows: seconds per likelihood-and-gradient evaluation of all particles for
 
-* ``pendulum, ours``: windows and particles in one rollout, fused forward chunks and the
-  hand-derived adjoint (``torch.compile``), as the estimators use it;
+* ``pendulum, ours``: windows and particles in one rollout by the compiled kernel, its
+  hand-derived adjoint and the residuals summed inside it
+  (:mod:`physid.inference.pendulum_kernel`), as the estimators use it;
 * ``pendulum, eager, windows batched``: the same likelihood with plain eager autograd through
-  the steps, windows and particles in one rollout;
+  the steps (``compiled=False``), windows and particles in one rollout;
 * ``pendulum, eager, step by step``: plain eager autograd, one window after the other (each
   window's steps one after the other, batched over the particles);
 * ``box, ours``: the library's likelihood of the box, windows and particles in one rollout
@@ -45,8 +46,8 @@ Targets, judged on the medians:
 report under ``_build/benchmarks/quick/``. ``--threads`` sets torch's intra-op threads (default
 2, the 2 cores of the targets). On cores that other work shares, 2 threads can make eager
 ``sin``/``cos`` on a few hundred entries cost milliseconds each (the second thread waits for a
-core), which slows the eager contenders (and the box's "ours") far more than the compiled
-pendulum kernels (one thread each); compare with ``--threads 1`` before trusting a speed-up.
+core), which slows the eager contenders far more than the compiled kernels (numba, one thread
+each); compare with ``--threads 1`` before trusting a speed-up.
 """
 
 from __future__ import annotations
@@ -75,16 +76,6 @@ REPEAT = 5
 THREADS = 2
 #: The box's phase (I: the empty box, 11 parameters).
 BOX_PHASE = 1
-
-
-@dataclasses.dataclass(frozen=True)
-class EagerPendulum(DoublePendulum):
-    """The same model, rolled out by plain eager autograd through the steps."""
-
-    def rollout(self, theta, s0, n_steps, u=None):
-        if u is not None:
-            raise ValueError(f"u must be None: the double pendulum has no input, got {u!r}")
-        return self.simulate_autograd(theta, s0, n_steps)
 
 
 class StepByStep(TrajectoryLikelihood):
@@ -143,7 +134,7 @@ def main(quick: bool = False, threads: int = THREADS) -> None:
     sizes = rp.SIZES["paper"]
     problem = rp.real_problem(sizes)
     model = {f.name: getattr(problem.model, f.name) for f in dataclasses.fields(problem.model)}
-    eager = EagerPendulum(**{**model, "compiled": False})
+    eager = DoublePendulum(**{**model, "compiled": False})  # autograd through the eager step
     eager_target = dataclasses.replace(problem, model=eager).target(WINDOWS, "constraint")
     pendulum = {
         "pendulum, ours": problem.target(WINDOWS, "constraint"),
@@ -163,7 +154,7 @@ def main(quick: bool = False, threads: int = THREADS) -> None:
     x_box = box_ours.initial(particles)
 
     start = time.perf_counter()
-    grads = {name: evaluation(t, x)() for name, t in pendulum.items()}  # includes compiling ours
+    grads = {name: evaluation(t, x)() for name, t in pendulum.items()}  # with loading ours
     compile_seconds = time.perf_counter() - start
     box_grads = {name: evaluation(t, x_box)() for name, t in box.items()}
     error = relative_difference(grads, "pendulum, ours")
@@ -197,7 +188,7 @@ def main(quick: bool = False, threads: int = THREADS) -> None:
     data = "real IBM data" if problem.real else "simulated stand-in (no IBM data found)"
     print(
         f"pendulum: {data}, {problem.source}; {particles} particles, {sizes.n_steps} steps, "
-        f"{WINDOWS} windows, {threads} torch threads; first evaluations (compiling ours): "
+        f"{WINDOWS} windows, {threads} torch threads; first evaluations (loading ours): "
         f"{compile_seconds:.1f} s; largest gradient difference {error:.1e} of its scale"
     )
     print(

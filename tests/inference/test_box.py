@@ -10,6 +10,7 @@ sign 60–100 mm.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -415,3 +416,15 @@ def test_residuals_summed_in_the_rollout_equal_the_likelihoods_own(loaded, windo
         )
         assert two.fused
         torch.testing.assert_close(two.log_density(x.detach()), target.log_density(x.detach()))
+
+
+def test_a_singular_inertia_gives_non_finite_states_not_an_error(loaded):
+    """Where the joint-space inertia is singular the compiled rollout is not finite, as the
+    eager one, and nothing raises (a sampler may propose any parameters)."""
+    model = B.ShakenBox(names=BOX_NAMES)
+    theta = torch.zeros(len(BOX_NAMES), dtype=torch.float64)  # no inertia at all
+    for compiled in (True, False):
+        states = dataclasses.replace(model, compiled=compiled).rollout(
+            theta, _t(loaded.states[0]), 3, _t(loaded.inputs[:3])
+        )
+        assert not torch.isfinite(states).all()

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from physid.inference.pendulum import ALL_PARAMETERS, DoublePendulum, step
+from physid.inference.pendulum import ALL_PARAMETERS, DoublePendulum, rollout, step
 
 RIGID = dict(
     l1=0.091,
@@ -146,12 +147,15 @@ def test_friction_dissipates_energy():
 
 
 def test_adjoint_matches_autograd_and_finite_differences():
+    """The compiled kernel's hand-derived adjoint (physid.inference.pendulum_kernel) against
+    autograd through the eager step, and against finite differences."""
     model, theta = rigid_model(5e-3, d1=0.01, d2=0.02)
+    compiled = dataclasses.replace(model, compiled=True)
     theta = theta.repeat(2, 1).requires_grad_(True)
     s0 = torch.tensor(
         [[1.0, 0.3, 0.5, -0.2], [0.2, -1.0, 0.0, 1.0]], dtype=torch.float64, requires_grad=True
     )
-    fast = model.simulate(theta, s0, 23)
+    fast = compiled.simulate(theta, s0, 23)
     slow = model.simulate_autograd(theta, s0, 23)
     torch.testing.assert_close(fast, slow, rtol=0, atol=1e-12)
     weights = torch.randn_like(fast)
@@ -159,10 +163,38 @@ def test_adjoint_matches_autograd_and_finite_differences():
     g_slow = torch.autograd.grad((slow * weights).sum(), (theta, s0))
     for a, b in zip(g_fast, g_slow, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-9)
-    point = DoublePendulum(("l1", "l2"), dt=0.01, point_mass=True, compiled=False)
+    point = DoublePendulum(("l1", "l2"), dt=0.01, point_mass=True, compiled=True)
     lengths = torch.tensor([[1.3, 1.9]], dtype=torch.float64, requires_grad=True)
     start = torch.tensor([1.5, 0.0, 0.0, 0.0], dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda th, s: point.simulate(th, s, 17), (lengths, start))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_residuals_summed_in_the_rollout(compiled):
+    """``rollout_residuals``: the last state and the weighted squared residuals of every state,
+    summed inside the compiled loop, equal the same sums over the eager rollout, with their
+    gradients."""
+    eager, theta = rigid_model(5e-3, d1=0.01, d2=0.02)
+    model = dataclasses.replace(eager, compiled=compiled)
+    gen = torch.Generator().manual_seed(3)
+    theta = (theta * (1 + 0.1 * torch.rand(3, 1, theta.shape[-1], generator=gen))).double()
+    s0 = torch.randn(3, 2, 4, dtype=torch.float64, generator=gen)
+    measured = torch.randn(2, 15, 4, dtype=torch.float64, generator=gen)  # one per window
+    weight = torch.tensor([1.0, 2.0, 0.5, 0.25], dtype=torch.float64)
+    results = []
+    for run in (model.rollout_residuals, None):
+        th, st = theta.clone().requires_grad_(), s0.clone().requires_grad_()
+        if run is None:
+            states = eager.simulate_autograd(th, st, 15)
+            last = states[..., -1, :]
+            squares = ((states - measured) * weight).square().sum((-1, -2))
+        else:
+            last, squares = run(th, st, 15, None, measured, weight)
+        loss = (last * torch.arange(4.0, dtype=torch.float64)).sum() + (squares * 0.1).sum()
+        results.append((last, squares, *torch.autograd.grad(loss, (th, st))))
+    assert results[0][1].shape == (3, 2)
+    for ours, reference in zip(*results, strict=True):
+        torch.testing.assert_close(ours, reference, rtol=1e-10, atol=1e-10)
 
 
 def test_compiled_rollout_matches_eager():
@@ -218,3 +250,12 @@ def test_energy_drift_is_measured_against_the_hanging_depth():
     drift = energy_drift(model, theta, 100)
     assert 0 < drift < 0.05
     assert energy_drift(point_mass_model(dt=0.005, compiled=False), theta, 200) < drift
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_singular_mass_matrix_gives_non_finite_states_not_an_error(compiled):
+    """A sampler may propose any parameters: where the mass matrix is singular the rollout is
+    not finite (as in eager torch), and nothing raises."""
+    consts = [torch.ones(2, dtype=torch.float64) for _ in range(10)]  # M11 M22 = M12² at q1 = 0
+    states = rollout(consts, torch.zeros(2, 4, dtype=torch.float64), 3, 0.01, compiled=compiled)
+    assert states.shape == (2, 3, 4) and not torch.isfinite(states).all()

@@ -3,6 +3,9 @@
 * :mod:`~physid.inference.pendulum`, :mod:`~physid.inference.box` and
   :mod:`~physid.inference.panda`: the double pendulum and the shaken box (with the Panda arm that
   records it in pybullet); :mod:`~physid.inference.ibm`: the IBM double-pendulum recordings;
+* :mod:`~physid.inference.pendulum_kernel` and :mod:`~physid.inference.box_kernel`: their
+  rollouts compiled (numba) with hand-derived adjoints, made torch functions by
+  :mod:`~physid.inference.lanes`;
 * :mod:`~physid.inference.likelihood`: single- and multiple-shooting trajectory likelihoods,
   targets of the :class:`~physid.core.target.Target` contract;
 * :mod:`~physid.inference.base`: the estimator interface and its one registry

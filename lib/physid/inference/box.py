@@ -97,6 +97,8 @@ from physid.core.constants import GRAVITY
 from physid.core.simulator import compiled_by_default
 from physid.core.validate import check_count, check_number, check_positive, check_tensor
 from physid.inference import box_kernel
+from physid.inference.lanes import lane_index
+from physid.inference.lanes import run as lanes_run
 
 Tensor = torch.Tensor
 
@@ -597,43 +599,14 @@ def _compiled_rollout(
     lanes = math.prod(shape)
     flat = consts.expand(*shape, box_kernel.N_CONSTANTS).reshape(lanes, box_kernel.N_CONSTANTS)
     start = s0.expand(*shape, STATE_SIZE).reshape(lanes, STATE_SIZE)
-    index = torch.arange(math.prod(batch)).reshape(batch).expand(shape).reshape(lanes)
     vectors = mount.detach().expand(*batch, n_steps, 3, 3).reshape(-1, n_steps, 9)
-    arrays = (vectors.contiguous().numpy(), index.numpy(), targets, weights, float(dt))
-    out, squares = _KernelRollout.apply(start, flat, *arrays)
-    if measured is None:
+    index = lane_index(shape, batch)
+    fixed = (vectors.contiguous().numpy(), index, targets, weights, LID_OFFSET)
+    fit = measured is not None
+    out, squares = lanes_run(box_kernel, start, flat, fixed, dt, n_steps, fit)
+    if not fit:
         return out.reshape(*shape, n_steps, STATE_SIZE), None
     return out.reshape(*shape, STATE_SIZE), squares.reshape(shape)
-
-
-class _KernelRollout(torch.autograd.Function):
-    """The compiled forward and the hand-derived adjoint as one autograd node: the states
-    (L, T, 4) and zeros without measurements; with them, each lane's last state (L, 4) and
-    its sum of squared residuals (only the last state: a gradient of every state would be
-    an array of zeros the size of the rollout, filled on every evaluation)."""
-
-    @staticmethod
-    def forward(ctx, s0, consts, vectors, index, targets, weights, dt):
-        start = s0.detach().contiguous().numpy()
-        values = consts.detach().contiguous().numpy()
-        out = np.empty((start.shape[0], vectors.shape[1], STATE_SIZE))
-        squares = np.zeros(start.shape[0])
-        fixed = (vectors, index, targets, weights, LID_OFFSET)
-        box_kernel.forward(start, values, *fixed, dt, out, squares)
-        ctx.arrays = (start, out, values, fixed, dt)
-        states = out if targets.shape[0] == 0 else out[:, -1].copy()
-        return torch.from_numpy(states), torch.from_numpy(squares)
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad, grad_squares):
-        start, out, values, fixed, dt = ctx.arrays
-        g_s0 = np.empty_like(start)
-        g_consts = np.empty_like(values)
-        grad = grad if grad.ndim == 3 else grad[:, None]  # the last state's: (L, 1, 4)
-        cotangents = grad.contiguous().numpy(), grad_squares.contiguous().numpy()
-        box_kernel.backward(start, out, values, *fixed, *cotangents, dt, g_s0, g_consts)
-        return torch.from_numpy(g_s0), torch.from_numpy(g_consts), *(None,) * 5
 
 
 class _KernelPoints(torch.autograd.Function):

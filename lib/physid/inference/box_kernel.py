@@ -10,10 +10,11 @@ after another, and the box's phase II spent minutes of the real-data chapter in 
 vectors per step: a few hundred flops per step, which a compiled loop does in well under a
 microsecond.
 
-What. :func:`forward` runs every lane's steps and records the states; :func:`backward`
-walks each lane's steps in reverse, recomputing a step's intermediates from the state before
-it and applying the adjoint of (1–3) written out by hand below (``_step_vjp``), which the
-tests check against torch autograd through the eager step. The lanes' constants are the box
+What. :func:`forward` runs every lane's steps and records the states (and each step's
+cosines and sines); :func:`backward` walks each lane's steps in reverse, recomputing a step's
+intermediates from the state before it and applying the adjoint of (1–3) written out by hand
+below (``_step_vjp``), which the tests check against torch autograd through the eager step.
+:func:`physid.inference.lanes.run` makes the pair a torch function. The lanes' constants are the box
 frame's inertia about the joint (six entries), the first moment ``m c`` (three) and the two
 dampings; the weights of phase II enter through those (:meth:`ShakenBox.mass_properties
 <physid.inference.box.ShakenBox.mass_properties>` stays in torch), so the kernel knows nothing
@@ -52,10 +53,11 @@ __all__ = ["N_CONSTANTS", "backward", "forward", "points", "points_backward"]
 #: ``m cx, m cy, m cz`` and the dampings ``d1, d2``.
 N_CONSTANTS = 11
 
-# Fast-math flags that change rounding only (no "nnan"/"ninf": a diverging rollout gives nan).
+# Fast-math flags that change rounding only (no "nnan"/"ninf": a diverging rollout gives nan),
+# and numpy's error model: a division by zero gives inf, as in torch, instead of raising.
 _FLAGS = {"contract", "arcp", "nsz", "reassoc"}
-_jit = numba.njit(cache=True, fastmath=_FLAGS, nogil=True)
-_inline = numba.njit(cache=True, fastmath=_FLAGS, nogil=True, inline="always")
+_jit = numba.njit(cache=True, fastmath=_FLAGS, nogil=True, error_model="numpy")
+_inline = numba.njit(cache=True, fastmath=_FLAGS, nogil=True, error_model="numpy", inline="always")
 
 
 @_inline
@@ -124,10 +126,11 @@ def _terms(trig, ad, bd, c, v):
 
 
 @_jit
-def forward(s0, consts, mount, index, measured, weight, lid, dt, out, squares):
+def forward(s0, consts, mount, index, measured, weight, lid, dt, out, trig, squares):
     """Roll every lane out: ``s0`` (L, 4), ``consts`` (L, 11), ``mount`` (M, T, 9) indexed by
-    ``index`` (L,); the states after each step into ``out`` (L, T, 4). Eq. (3): semi-implicit
-    Euler.
+    ``index`` (L,); the states after each step into ``out`` (L, T, 4) and the cosines and
+    sines of the angles before each step into ``trig`` (L, T, 4), for :func:`backward`.
+    Eq. (3): semi-implicit Euler (the :class:`~physid.inference.lanes.LaneKernel` contract).
 
     With ``measured`` (M, T, 12) (indexed like ``mount``; an empty array for none), also each
     lane's sum over its steps of the squared, weighted differences between its points
@@ -142,9 +145,11 @@ def forward(s0, consts, mount, index, measured, weight, lid, dt, out, squares):
         c = consts[lane]
         m = mount[index[lane]]
         total = 0.0
-        trig = _trig(a, b)
+        here = _trig(a, b)
         for t in range(n_steps):
-            terms = _terms(trig, ad, bd, c, m[t])
+            for i in range(4):
+                trig[lane, t, i] = here[i]
+            terms = _terms(here, ad, bd, c, m[t])
             ad = ad + dt * terms[-2]
             bd = bd + dt * terms[-1]
             a = a + dt * ad
@@ -153,9 +158,9 @@ def forward(s0, consts, mount, index, measured, weight, lid, dt, out, squares):
             out[lane, t, 1] = b
             out[lane, t, 2] = ad
             out[lane, t, 3] = bd
-            trig = _trig(a, b)
+            here = _trig(a, b)
             if fit:
-                _points_into(trig, lid, y)
+                _points_into(here, lid, y)
                 target = measured[index[lane], t]
                 for o in range(12):
                     r = weight[o] * (y[o] - target[o])
@@ -266,7 +271,7 @@ def _step_vjp(trig, ad, bd, c, v, dt, g, gc):
 
 @_jit
 def backward(
-    s0, out, consts, mount, index, measured, weight, lid, grad, g_squares, dt, g_s0, g_consts
+    s0, out, trig, consts, mount, index, measured, weight, lid, grad, g_squares, dt, g_s0, g_consts
 ):
     """The adjoint of :func:`forward`: given the cotangents ``grad`` (L, T, 4) of the states it
     returned in ``out`` (or (L, 1, 4): of the last state only) and ``g_squares`` (L,) of its
@@ -298,7 +303,7 @@ def backward(
                 g[0] += ga
                 g[1] += gb
             prev = s0[lane] if t == 0 else out[lane, t - 1]
-            before = _trig(prev[0], prev[1])
+            before = (trig[lane, t, 0], trig[lane, t, 1], trig[lane, t, 2], trig[lane, t, 3])
             _step_vjp(before, prev[2], prev[3], c, m[t], dt, g, gc)
             after = before
         for i in range(4):

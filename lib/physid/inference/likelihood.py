@@ -287,11 +287,7 @@ class TrajectoryLikelihood(Target):
         # in their own units and one weight per entry: (y − ŷ) / (std σ) is the standardised
         # residual. Multiple shooting compares one prediction with every reference, so it
         # needs one reference for that.
-        self.fused = (
-            isinstance(model, ResidualSimulator)
-            and not self.measures_state
-            and (windows == 1 or data.shape[0] == 1)
-        )
+        self.fused = isinstance(model, ResidualSimulator) and (windows == 1 or data.shape[0] == 1)
         self._measured = measured[:, 1:]
         self._weight = 1.0 / (self.observation_std * self.sigma_obs)
         self.n_params = limits.dim

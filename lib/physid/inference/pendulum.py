@@ -20,12 +20,12 @@ current state, then ``q̇ ← q̇ + Δt q̈``, then ``q ← q + Δt q̇``.
 
 Speed. A rollout is a sequence of ~30 elementwise operations per step on tensors with one lane
 per (particle, shooting window). Eager autograd spends almost all its time on per-operation
-overhead, so :func:`rollout` runs the steps without autograd and back-propagates with a
-hand-derived adjoint (:func:`step_vjp`, checked against autograd in the tests), both in chunks
-of steps that ``torch.compile`` fuses into one C++ kernel each (a few seconds to compile once
-per process; ``compiled=False`` runs the same code eagerly).
+overhead, so on the CPU :func:`rollout` runs the steps compiled
+(:mod:`physid.inference.pendulum_kernel`, numba) and back-propagates with the step's adjoint
+written out by hand, checked against autograd in the tests; a likelihood's residuals are summed
+inside the same loop (:meth:`DoublePendulum.rollout_residuals`).
 :meth:`DoublePendulum.simulate_autograd` is the plain eager step-by-step rollout, kept as the
-reference.
+reference, and what runs elsewhere (``compiled=False``, or tensors on a GPU).
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ import torch
 from physid.core.constants import GRAVITY
 from physid.core.simulator import compiled_by_default
 from physid.core.validate import check_count, check_number, check_positive, check_tensor
+from physid.inference import pendulum_kernel
+from physid.inference.lanes import lane_index
+from physid.inference.lanes import run as lanes_run
 
 #: Every quantity the model knows, in a fixed order.
 ALL_PARAMETERS: tuple[str, ...] = (
@@ -98,11 +101,6 @@ SIDEWAYS = (math.pi / 2, 0.0, 0.0, 0.0)
 #: The entries of a state ``[q0, q1, q̇0, q̇1]``.
 STATE_SIZE = 4
 
-#: Steps fused into one compiled kernel.
-CHUNK = 5
-_N_CONSTS = 10
-
-
 
 @dataclass(frozen=True)
 class DoublePendulum:
@@ -114,8 +112,9 @@ class DoublePendulum:
         point_mass: each link's mass at its tip, no inertia (``c_i = (l_i, 0)``, ``I_i = 0``).
         fixed: values for the parameters not in ``names`` (defaults: :data:`DEFAULTS`).
         gravity: m/s².
-        compiled: fuse the rollout with ``torch.compile`` (``None``: the environment variable
-            ``PHYSID_COMPILE``, on unless set to ``0``).
+        compiled: roll out with the compiled kernel and its hand-derived adjoint where the
+            tensors are float64 on the CPU, else step by step in eager torch with autograd
+            (``None``: :func:`~physid.core.simulator.compiled_by_default`).
     """
 
     names: tuple[str, ...] = ("l1", "l2")
@@ -246,8 +245,7 @@ class DoublePendulum:
         """
         theta = self.check_theta(theta)
         s0 = _check_state(s0)
-        compiled = compiled_by_default() if self.compiled is None else self.compiled
-        return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=compiled)
+        return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=self._compiled())
 
     def rollout(
         self, theta: torch.Tensor, s0: torch.Tensor, n_steps: int, u: torch.Tensor | None = None
@@ -257,8 +255,31 @@ class DoublePendulum:
         pendulum has no input: ``u`` must be None."""
         if u is not None:
             raise ValueError(f"u must be None: the double pendulum has no input, got {u!r}")
-        compiled = compiled_by_default() if self.compiled is None else self.compiled
-        return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=compiled)
+        return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=self._compiled())
+
+    def rollout_residuals(
+        self,
+        theta: torch.Tensor,
+        s0: torch.Tensor,
+        n_steps: int,
+        u: torch.Tensor | None,
+        measured: torch.Tensor,
+        weight: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`rollout`'s last state (..., 4) and ``Σ_t Σ_i (w_i (s_{t,i} − ŝ_{t,i}))²``
+        over its states against ``measured`` ``ŝ`` (..., T, 4), with weights ``w`` (4,)
+        (:class:`~physid.core.simulator.ResidualSimulator`; the pendulum measures its whole
+        state): compiled, the sum is taken inside the rollout's loop."""
+        if u is not None:
+            raise ValueError(f"u must be None: the double pendulum has no input, got {u!r}")
+        consts = self.constants(theta)
+        if self._compiled() and _kernel_can_run(s0, *consts, measured, weight):
+            return _compiled_rollout(consts, s0, n_steps, self.dt, measured, weight)
+        states = _eager_rollout(consts, s0, n_steps, self.dt)
+        return states[..., -1, :], ((states - measured) * weight).square().sum((-1, -2))
+
+    def _compiled(self) -> bool:
+        return compiled_by_default() if self.compiled is None else self.compiled
 
     def observe(self, states: torch.Tensor) -> torch.Tensor:
         """What is measured of each state: the whole state (the identity)."""
@@ -270,14 +291,7 @@ class DoublePendulum:
         """The same rollout, step by step in eager torch with plain autograd (the reference)."""
         theta = self.check_theta(theta)
         s0 = _check_state(s0)
-        consts = self.constants(theta)
-        shape = torch.broadcast_shapes(s0.shape[:-1], consts[0].shape)
-        q0, q1, w0, w1 = (s0[..., i].expand(shape) for i in range(4))
-        states = []
-        for _ in range(_check_steps(n_steps)):
-            q0, q1, w0, w1 = step(q0, q1, w0, w1, *consts, dt=self.dt)
-            states.append(torch.stack((q0, q1, w0, w1), -1))
-        return torch.stack(states, -2)
+        return _eager_rollout(self.constants(theta), s0, _check_steps(n_steps), self.dt)
 
     def energy(self, theta: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
         """Total mechanical energy ``T + V`` (J) of each state (shape ``states[..., 0]``)."""
@@ -360,163 +374,52 @@ def step(q0, q1, w0, w1, m11, m22, kc, ks, gx1, gy1, gx2, gy2, d1, d2, dt: float
     return q0 + dt * w0, q1 + dt * w1, w0, w1
 
 
-def step_vjp(
-    q0, q1, w0, w1, m11, m22, kc, ks, gx1, gy1, gx2, gy2, d1, d2, bq0, bq1, bw0, bw1, dt: float
-):
-    """The adjoint of :func:`step`: cotangents of the state before the step and of the ten
-    constants, given the cotangents ``b*`` of the state after it."""
-    # Recompute the forward intermediates.
-    c1, s1 = torch.cos(q1), torch.sin(q1)
-    a2 = q0 + q1
-    c0, s0 = torch.cos(q0), torch.sin(q0)
-    c2, s2 = torch.cos(a2), torch.sin(a2)
-    m12 = kc * c1 - ks * s1
-    kss = kc * s1 + ks * c1
-    det = m11 * m22 - m12 * m12
-    v = w0 + w1
-    r1 = d2 * w1 - d1 * w0 + kss * v * v - (gx1 * s0 + gy1 * c0)
-    r2 = -d2 * w1 - kss * w0 * w0 - (gx2 * s2 + gy2 * c2)
-    a1 = (m22 * r1 - m12 * r2) / det
-    acc2 = (m11 * r2 - m12 * r1) / det
-    # Backward through q' = q + dt w', w' = w + dt a.
-    bw0t = bw0 + dt * bq0
-    bw1t = bw1 + dt * bq1
-    x = dt * (bw0t - bw1t) / det
-    y = dt * bw1t / det
-    br1 = m22 * x - m12 * y
-    br2 = m11 * y - m12 * x
-    bdet = -(x * a1 + y * acc2)
-    bm11 = r2 * y + bdet * m22
-    bm22 = r1 * x + bdet * m11
-    bm12 = -(r2 * x + r1 * y) - 2.0 * m12 * bdet
-    # r1 and r2.
-    bd1 = -br1 * w0
-    bd2 = (br1 - br2) * w1
-    bkss = br1 * v * v - br2 * w0 * w0
-    bv = 2.0 * br1 * kss * v
-    # gravity: r1 -= gx1 s0 + gy1 c0, r2 -= gx2 s2 + gy2 c2
-    bgx1, bgy1 = -br1 * s0, -br1 * c0
-    bgx2, bgy2 = -br2 * s2, -br2 * c2
-    ba2 = -br2 * (gx2 * c2 - gy2 * s2)
-    # m12 = kc c1 - ks s1, kss = kc s1 + ks c1
-    bkc = bm12 * c1 + bkss * s1
-    bks = bkss * c1 - bm12 * s1
-    nq0 = bq0 - br1 * (gx1 * c0 - gy1 * s0) + ba2
-    nq1 = bq1 + ba2 + bkss * m12 - bm12 * kss
-    nw0 = bw0t - d1 * br1 - 2.0 * br2 * kss * w0 + bv
-    nw1 = bw1t + d2 * (br1 - br2) + bv
-    return (nq0, nq1, nw0, nw1), (bm11, bm22, bkc, bks, bgx1, bgy1, bgx2, bgy2, bd1, bd2)
-
-
-def _forward_chunk(q0, q1, w0, w1, consts, n: int, dt: float):
-    out = []
-    for _ in range(n):
+def _eager_rollout(
+    consts: Sequence[torch.Tensor], s0: torch.Tensor, n_steps: int, dt: float
+) -> torch.Tensor:
+    """:func:`step` ``n_steps`` times in eager torch (autograd differentiates it)."""
+    shape = torch.broadcast_shapes(s0.shape[:-1], *(c.shape for c in consts))
+    q0, q1, w0, w1 = (s0[..., i].expand(shape) for i in range(4))
+    states = []
+    for _ in range(n_steps):
         q0, q1, w0, w1 = step(q0, q1, w0, w1, *consts, dt=dt)
-        out.append(torch.stack((q0, q1, w0, w1), 0))
-    return torch.stack(out, 0)
+        states.append(torch.stack((q0, q1, w0, w1), -1))
+    return torch.stack(states, -2)
 
 
-def _backward_chunk(start, grads, bstate, bconsts, consts, n: int, dt: float):
-    """Recompute ``n`` steps from ``start`` (4, L), then back-propagate ``bstate`` (4, L)
-    and the per-step output cotangents ``grads`` (n, 4, L); ``bconsts`` (10, L) accumulates."""
-    states = [tuple(start.unbind(0))]
-    for _ in range(n - 1):
-        states.append(step(*states[-1], *consts, dt=dt))
-    b = tuple((bstate + grads[n - 1]).unbind(0))
-    acc = list(bconsts.unbind(0))
-    for i in range(n - 1, -1, -1):
-        b, dc = step_vjp(*states[i], *consts, *b, dt=dt)
-        acc = [a + d for a, d in zip(acc, dc, strict=True)]
-        if i > 0:
-            b = tuple(bi + gi for bi, gi in zip(b, grads[i - 1].unbind(0), strict=True))
-    return torch.stack(b, 0), torch.stack(acc, 0)
+def _kernel_can_run(*tensors: torch.Tensor) -> bool:
+    return all(t.device.type == "cpu" and t.dtype == torch.float64 for t in tensors)
 
 
-_KERNELS: dict[tuple[str, int, bool], object] = {}
-
-
-def _kernel(kind: str, n: int, compiled: bool):
-    key = (kind, n, compiled)
-    if key not in _KERNELS:
-        base = _forward_chunk if kind == "forward" else _backward_chunk
-        if kind == "forward":
-
-            def fn(q0, q1, w0, w1, consts, dt):
-                return base(q0, q1, w0, w1, consts, n, dt)
-        else:
-
-            def fn(start, grads, bstate, bconsts, consts, dt):
-                return base(start, grads, bstate, bconsts, consts, n, dt)
-
-        _KERNELS[key] = _Guarded(fn) if compiled else fn
-    return _KERNELS[key]
-
-
-class _Guarded:
-    """A compiled kernel that falls back to the eager function if compiling fails."""
-
-    def __init__(self, fn):
-        self.eager = fn
-        # One thread: the kernels are small, and parallel jobs each get their own core.
-        self.compiled = torch.compile(fn, dynamic=True, fullgraph=True, options={"cpp.threads": 1})
-        self.failed = False
-
-    def __call__(self, *args):
-        if not self.failed:
-            try:
-                return self.compiled(*args)
-            except Exception as error:  # no C++ compiler, a recompile limit, ...
-                import warnings
-
-                warnings.warn(
-                    f"torch.compile failed ({type(error).__name__}); running the rollout eagerly",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-                self.failed = True
-        return self.eager(*args)
-
-
-def _chunks(n_steps: int) -> list[tuple[int, int]]:
-    spans = [(t, CHUNK) for t in range(0, n_steps - n_steps % CHUNK, CHUNK)]
-    spans += [(t, 1) for t in range(n_steps - n_steps % CHUNK, n_steps)]
-    return spans
-
-
-def _fresh(x: torch.Tensor) -> torch.Tensor:
-    """A copy with canonical strides and no storage offset (the compiled kernels guard on both)."""
-    out = torch.empty(x.shape, dtype=torch.float64, device=x.device)
-    return out.copy_(x)  # differentiable outside the autograd Function
-
-
-class _Rollout(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, s0, dt, n_steps, compiled, *consts):
-        lanes = s0.shape[1]
-        out = torch.empty((n_steps, 4, lanes), dtype=s0.dtype, device=s0.device)
-        plain = tuple(_fresh(c) for c in consts)
-        q = tuple(_fresh(s0).unbind(0))
-        for t, n in _chunks(n_steps):
-            out[t : t + n] = _kernel("forward", n, compiled)(*q, plain, dt)
-            q = tuple(_fresh(out[t + n - 1]).unbind(0))
-        ctx.save_for_backward(s0, out, *consts)
-        ctx.dt, ctx.n_steps, ctx.compiled = dt, n_steps, compiled
-        return out
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        s0, out, *consts = ctx.saved_tensors
-        consts = tuple(_fresh(c) for c in consts)
-        grad = _fresh(grad_out)
-        bstate = torch.zeros(s0.shape, dtype=s0.dtype, device=s0.device)
-        bconsts = torch.zeros((_N_CONSTS, s0.shape[1]), dtype=s0.dtype, device=s0.device)
-        for t, n in reversed(_chunks(ctx.n_steps)):
-            start = _fresh(s0 if t == 0 else out[t - 1])
-            kernel = _kernel("backward", n, ctx.compiled)
-            bstate, bconsts = kernel(
-                start, _fresh(grad[t : t + n]), bstate, bconsts, consts, ctx.dt
-            )
-        return (bstate, None, None, None, *bconsts.unbind(0))
+def _compiled_rollout(
+    consts: Sequence[torch.Tensor],
+    s0: torch.Tensor,
+    n_steps: int,
+    dt: float,
+    measured: torch.Tensor | None = None,
+    weight: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The rollout by :mod:`physid.inference.pendulum_kernel`, one lane per entry of the
+    broadcast batch shape: the states and None, or with ``measured`` (..., T, 4) and
+    ``weight`` (4,), each lane's last state and its sum of squared weighted residuals."""
+    shape = torch.broadcast_shapes(s0.shape[:-1], *(c.shape for c in consts))
+    if measured is not None:
+        batch = measured.shape[:-2]
+        shape = torch.broadcast_shapes(shape, batch)
+        targets = measured.detach().expand(*batch, n_steps, STATE_SIZE)
+        targets = targets.reshape(-1, n_steps, STATE_SIZE).contiguous().numpy()
+        weights = weight.detach().contiguous().numpy()
+    else:
+        batch, targets, weights = (), np.empty((0, n_steps, STATE_SIZE)), np.empty(STATE_SIZE)
+    lanes = math.prod(shape)
+    values = torch.stack([c.expand(shape) for c in consts], -1).reshape(lanes, -1)
+    start = s0.expand(*shape, STATE_SIZE).reshape(lanes, STATE_SIZE)
+    fixed = (targets, lane_index(shape, batch), weights)
+    fit = measured is not None
+    out, squares = lanes_run(pendulum_kernel, start, values, fixed, dt, n_steps, fit)
+    if not fit:
+        return out.reshape(*shape, n_steps, STATE_SIZE), None
+    return out.reshape(*shape, STATE_SIZE), squares.reshape(shape)
 
 
 def rollout(
@@ -525,15 +428,12 @@ def rollout(
     """Roll the step out ``n_steps`` times from ``s0`` (..., 4): states of shape (..., T, 4).
 
     ``consts`` are the ten constants of :meth:`DoublePendulum.constants`; they and ``s0``
-    broadcast against each other over the leading (lane) axes. Differentiable in both, through
-    the hand-derived adjoint.
+    broadcast against each other over the leading (lane) axes. Differentiable in both: through
+    the compiled kernel's hand-derived adjoint with ``compiled`` where the tensors are float64
+    on the CPU, else by autograd through the eager step.
     """
     n_steps = _check_steps(n_steps)
     dt = check_positive("dt", dt)
-    shape = torch.broadcast_shapes(s0.shape[:-1], *(c.shape for c in consts))
-    lanes = int(np.prod(shape)) if shape else 1
-    # Fresh buffers with canonical strides: the compiled kernels guard on strides.
-    flat_s0 = _fresh(s0.expand(*shape, 4).reshape(lanes, 4).T)
-    flat_consts = [_fresh(c.expand(shape).reshape(lanes)) for c in consts]
-    out = _Rollout.apply(flat_s0, float(dt), n_steps, bool(compiled), *flat_consts)
-    return out.permute(2, 0, 1).reshape(*shape, n_steps, 4)
+    if compiled and _kernel_can_run(s0, *consts):
+        return _compiled_rollout(consts, s0, n_steps, dt)[0]
+    return _eager_rollout(consts, s0, n_steps, dt)

@@ -184,7 +184,6 @@ class RealSizes(Sizes):
     bayessim_simulations: int
     bayessim_epochs: int
     n_jobs: int = 1
-    compiled: bool = True
 
     def check(self) -> None:
         if self.n_steps % self.windows:
@@ -213,7 +212,6 @@ SIZES = SizeTable(
         n_tests=10,
         bayessim_simulations=200,
         bayessim_epochs=8,
-        compiled=False,
     ),
     default=RealSizes(
         scale="default",
@@ -242,10 +240,10 @@ SIZES = SizeTable(
 )
 
 
-def pendulum_model(compiled: bool = True) -> DoublePendulum:
+def pendulum_model() -> DoublePendulum:
     """The 11-parameter double pendulum of the paper at the camera's rate (the elbow-to-tip
     length ``l2``, which no dynamics depend on, fixed)."""
-    return DoublePendulum(names=tuple(REAL_LIMITS), dt=ibm.DT, compiled=compiled)
+    return DoublePendulum(names=tuple(REAL_LIMITS), dt=ibm.DT)
 
 
 def real_limits() -> Limits:
@@ -306,7 +304,7 @@ def real_problem(s: RealSizes, seed: int = 0) -> RealProblem:
     s = expect_sizes(s, RealSizes)
     data = ibm.real_data(s.n_steps, n_tests=s.n_tests, seed=check_seed("seed", seed))
     return RealProblem(
-        pendulum_model(s.compiled),
+        pendulum_model(),
         real_limits(),
         data.reference,
         data.tests,

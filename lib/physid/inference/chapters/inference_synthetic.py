@@ -51,7 +51,6 @@ class SyntheticSizes(Sizes):
     landscape_points: int
     seeds: tuple[int, ...] = (0,)
     n_jobs: int = 1
-    compiled: bool = True
 
     def check(self) -> None:
         object.__setattr__(self, "seeds", _check_seeds(self.seeds))
@@ -97,7 +96,6 @@ SIZES = SizeTable(
         multimodal_steps=60,
         landscape_points=12,
         n_jobs=1,
-        compiled=False,
     ),
     default=SyntheticSizes(
         scale="default",
@@ -238,7 +236,7 @@ def synthetic_problem(s: SyntheticSizes, seed: int = 0) -> SyntheticProblem:
     mean, cov = np.asarray(TRUTH_MEAN), truth_covariance()
     theta_refs = rng.multivariate_normal(mean, cov, s.n_references)
     truth = rng.multivariate_normal(mean, cov, s.truth_samples)
-    model = point_mass_model(compiled=s.compiled)
+    model = point_mass_model()
     refs = simulate_references(model, theta_refs, s.n_steps)
     return SyntheticProblem(model, length_limits(), theta_refs, refs, truth, mean, cov)
 
@@ -442,7 +440,7 @@ def likelihood_landscape(
         raise ValueError(f"windows must be a non-empty sequence of window counts, got {windows!r}")
     windows = tuple(check_count("windows", w) for w in windows)
     truth = tuple(check_array("truth", truth, shape=(2,), positive=True))
-    model = point_mass_model(compiled=s.compiled)
+    model = point_mass_model()
     limits = length_limits()
     ref = simulate_references(model, np.array([truth]), s.n_steps)
     grid = np.linspace(PRIOR[0], PRIOR[1], s.landscape_points)
@@ -504,7 +502,7 @@ MULTIMODAL_RUNS: tuple[MultimodalRun, ...] = (
 def multimodal_target(s: SyntheticSizes, combine: str) -> TrajectoryLikelihood:
     """The two-reference target of the multimodal experiment (CSVGD's defect constraints)."""
     s = expect_sizes(s, SyntheticSizes)
-    model = point_mass_model(compiled=s.compiled)
+    model = point_mass_model()
     refs = simulate_references(model, np.asarray(MODES), s.multimodal_steps)
     return TrajectoryLikelihood(
         model,

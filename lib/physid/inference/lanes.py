@@ -1,0 +1,86 @@
+"""Compiled rollouts as torch autograd nodes: one lane per particle and shooting window.
+
+The pendulum's and the box's rollouts (:mod:`physid.inference.pendulum_kernel`,
+:mod:`physid.inference.box_kernel`) are numba loops over *lanes*: a lane is one start state,
+its constants and its fixed inputs, stepped ``T`` times. Both kernels have the same contract,
+:class:`LaneKernel`, and this module is the one place that turns such a kernel into a
+differentiable torch function (:func:`run`): the states (or, for a likelihood, the last state
+and each lane's sum of squared residuals) forward, the kernel's hand-derived adjoint backward,
+with respect to the start states and the constants.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import numpy as np
+import torch
+
+Tensor = torch.Tensor
+
+__all__ = ["LaneKernel", "lane_index", "run"]
+
+
+class LaneKernel(Protocol):
+    """What :func:`run` calls: ``forward(s0, consts, *fixed, dt, out, trig, squares)`` writes
+    the states (L, T, S) into ``out``, four trigonometric values per step into ``trig``
+    (L, T, 4) for the backward pass and, when its fixed inputs carry measurements, each lane's
+    sum of squared residuals into ``squares`` (L,); ``backward(s0, out, trig, consts, *fixed,
+    grad, g_squares, dt, g_s0, g_consts)`` writes the cotangents of the start states and the
+    constants, given those of the states (L, T, S), or of the last state (L, 1, S), and of the
+    sums."""
+
+    def forward(self, *args) -> None: ...
+
+    def backward(self, *args) -> None: ...
+
+
+def lane_index(shape: tuple[int, ...], batch: tuple[int, ...]) -> np.ndarray:
+    """For each lane of the batch shape ``shape`` (flattened), the row of an array whose
+    batch shape ``batch`` broadcasts to ``shape``: how lanes share inputs and measurements."""
+    rows = torch.arange(math.prod(batch)).reshape(batch)
+    return rows.expand(shape).reshape(-1).numpy()
+
+
+def run(
+    kernel: LaneKernel,
+    s0: Tensor,
+    consts: Tensor,
+    fixed: tuple,
+    dt: float,
+    n_steps: int,
+    fit: bool,
+) -> tuple[Tensor, Tensor]:
+    """The kernel's rollout of the lanes ``s0`` (L, S) with constants ``consts`` (L, C) and the
+    fixed (non-differentiable) arrays ``fixed``: the states (L, T, S) and zeros (L,), or with
+    ``fit``, the last states (L, S) and the sums of squared residuals (L,) (a gradient of
+    every state would be an array of zeros the size of the rollout, filled on every
+    evaluation). Differentiable in ``s0`` and ``consts``."""
+    return _Rollout.apply(kernel, s0, consts, fixed, float(dt), int(n_steps), bool(fit))
+
+
+class _Rollout(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, kernel, s0, consts, fixed, dt, n_steps, fit):
+        start = s0.detach().contiguous().numpy()
+        values = consts.detach().contiguous().numpy()
+        lanes, size = start.shape
+        out = np.empty((lanes, n_steps, size))
+        trig = np.empty((lanes, n_steps, 4))
+        squares = np.zeros(lanes)
+        kernel.forward(start, values, *fixed, dt, out, trig, squares)
+        ctx.arrays = (kernel, start, out, trig, values, fixed, dt)
+        states = out[:, -1].copy() if fit else out
+        return torch.from_numpy(states), torch.from_numpy(squares)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad, grad_squares):
+        kernel, start, out, trig, values, fixed, dt = ctx.arrays
+        g_s0 = np.empty_like(start)
+        g_consts = np.empty_like(values)
+        grad = grad if grad.ndim == 3 else grad[:, None]  # the last state's: (L, 1, S)
+        cotangents = (grad.contiguous().numpy(), grad_squares.contiguous().numpy())
+        kernel.backward(start, out, trig, values, *fixed, *cotangents, dt, g_s0, g_consts)
+        return None, torch.from_numpy(g_s0), torch.from_numpy(g_consts), None, None, None, None
