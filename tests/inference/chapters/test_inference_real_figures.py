@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -86,3 +88,10 @@ def test_convergence_figure_draws_every_run_and_the_defects_of_multiple_shooting
             for sh in ("single", "multiple")]
     fig = figures.plot_convergence(runs)
     assert [len(ax.lines) for ax in fig.axes] == [2, 1]
+    # An ablation (another start or defect form than the chapter's) is dashed.
+    runs[1].start, runs[1].form = rp.SHOOTING_START, rp.DEFECT_FORM
+    ablation = dataclasses.replace(runs[1], start="rollout")
+    assert [r.ablated for r in (*runs, ablation)] == [False, False, True]
+    assert dataclasses.replace(runs[1], form="vector").ablated
+    fig = figures.plot_convergence([*runs, ablation])
+    assert [line.get_linestyle() for line in fig.axes[0].lines] == [":", "-", "--"]

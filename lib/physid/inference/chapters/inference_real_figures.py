@@ -204,8 +204,7 @@ def plot_convergence(runs: list[RealRun]) -> Figure:
         trace = run.diagnostics["trace"]
         colour = COLOURS.get(run.estimator, "C7")
         row = prediction_rows([run])[0]
-        ablated = "(" in str(row["shooting"])  # another start or defect form than the chapter's
-        style = "--" if ablated else "-" if run.shooting == "multiple" else ":"
+        style = "--" if run.ablated else "-" if run.shooting == "multiple" else ":"
         axes[0].plot(trace["iterations"], trace["loglik"], color=colour, marker=".", ms=3,
                      label=f"{row['particles']} ({row['shooting']})", ls=style)
         if run.shooting == "multiple":

@@ -595,6 +595,13 @@ class RealRun:
     start: str = ""
     form: str = ""
 
+    @property
+    def ablated(self) -> bool:
+        """Whether the run starts its shooting states or forms its defect constraints
+        otherwise than the chapter's runs (:data:`SHOOTING_START`, :data:`DEFECT_FORM`): an
+        ablation."""
+        return self.start not in ("", SHOOTING_START) or self.form not in ("", DEFECT_FORM)
+
 
 #: The points of a run at which :func:`run_estimator` records its trace.
 TRACE_POINTS = 10
