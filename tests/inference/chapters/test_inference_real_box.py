@@ -109,6 +109,25 @@ def test_phase_two_traces_its_particles():
     assert sum(sb.mode_shares(run.theta)) == trace["in_modes"][-1]
 
 
+def test_the_trace_shows_where_the_paper_stopped():
+    """A run longer than the paper's records its particles at the paper's run length, and
+    ``paper_stop`` reads the trace there."""
+    paper = sb.SIZES["paper"].iterations
+    assert sb._trace_every(8 * paper) * 5 == paper and sb._trace_every(10) == 1
+    iterations = np.arange(0, 8 * paper + 1, sb._trace_every(8 * paper))
+    assert paper in iterations
+    share = np.linspace(0.0, 1.0, len(iterations))
+    trace = {"iterations": iterations, "in_modes": share, "balance": share, "reach": 2 * share}
+    run = sb.WeightRun("CSVGD", 1.0, np.zeros((3, 4)), 0.0, {}, trace)
+    at, in_modes, reach = sb.paper_stop(run)
+    k = int(np.flatnonzero(iterations == paper)[0])
+    assert (at, in_modes, reach) == (paper, share[k], 2 * share[k])
+    with pytest.raises(ValueError, match="no trace"):
+        sb.paper_stop(sb.WeightRun("CSVGD", 1.0, np.zeros((3, 4)), 0.0))
+    with pytest.raises(TypeError, match="WeightRun"):
+        sb.paper_stop(trace)
+
+
 def test_weight_summary_and_limits():
     balanced = np.array([[0.1, 0.0, -0.1, 0.0], [-0.12, 0.01, 0.12, -0.01], [0.0, 0.0, 0.05, 0]])
     balance, reach = sb.weight_summary(balanced)

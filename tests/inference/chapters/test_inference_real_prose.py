@@ -122,6 +122,23 @@ def test_the_most_likely_weights_are_the_true_ones():
     np.testing.assert_array_equal(prose.most_likely_weights(runs, dict(TRUE_BOX)), TRUTH)
 
 
+def test_box_convergence_prose_reads_the_paper_stop_and_the_end():
+    iterations = np.array([0, 250, 500, 750, 1000])
+    runs = []
+    for name, end in (("CSVGD", 0.9), ("SVGD", 0.6), ("CEM", 0.0)):
+        share = np.linspace(0.0, end, 5)
+        trace = {"iterations": iterations, "in_modes": share, "balance": share, "reach": share}
+        runs.append(sb.WeightRun(name, 1.0, np.zeros((3, 4)), 0.0, {}, trace))
+    text = prose.box_convergence_prose(runs)["box_convergence_text"]
+    assert text.startswith("At the paper's run length (500 iterations) CSVGD has 45 % of its")
+    assert "after 1,000 iterations, CSVGD has 90 % of its particles" in text
+    assert "SVGD 60 % of its particles in the modes, weight 1 a median 60.0 cm" in text
+    short = [sb.WeightRun(r.estimator, 1.0, r.theta, 0.0, {},
+                          {k: v[:2] for k, v in r.trace.items()}) for r in runs]
+    text = prose.box_convergence_prose(short)["box_convergence_text"]
+    assert text.startswith("These runs stop at 250 iterations, within the paper's 500")
+
+
 def _scored(family: str, shooting: str, rmse: float, l1: float = 0.2, mmd: float = 0.1,
             start: str = "") -> rp.RealRun:
     theta = np.tile(rp.real_limits().lower, (4, 1))

@@ -59,6 +59,7 @@ __all__ = [
     "identify_box",
     "locate_weights",
     "mode_shares",
+    "paper_stop",
     "weight_summary",
 ]
 
@@ -102,7 +103,9 @@ class BoxSizes(Sizes):
 
 
 #: Sizes per scale. ``paper``: 50 particles and 500 iterations in phase II, as in the paper;
-#: ``default`` runs the single chains (SGLD, NUTS) shorter.
+#: ``default`` runs the particle methods to convergence (4,000 iterations: at 500 they are still
+#: moving along the valley of balanced pairs, their traces show it) and the single chains
+#: (SGLD, NUTS) shorter.
 SIZES = SizeTable(
     "inference_real",
     quick=BoxSizes(
@@ -120,7 +123,7 @@ SIZES = SizeTable(
     default=BoxSizes(
         scale="default",
         n_particles=50,
-        iterations=500,
+        iterations=4000,
         sgld_iterations=150,
         phase1_particles=32,
         phase1_iterations=100,
@@ -334,9 +337,7 @@ def _phase_two(name: str, sizes: dict, box: dict, seed: int) -> WeightRun:
         problem = box_problem(2, box, seed)
         target = problem.target(settings.windows, **settings.target)
         estimator = make_estimator(name, target, n_particles=s.n_particles, seed=seed, **options)
-        history = estimator.run(
-            iterations, record_every=max(1, iterations // 20), progress=False
-        )
+        history = estimator.run(iterations, record_every=_trace_every(iterations), progress=False)
         snapshots = [
             target.parameters(torch.as_tensor(x)).numpy() for x in history.particles
         ]
@@ -353,6 +354,25 @@ def _phase_two(name: str, sizes: dict, box: dict, seed: int) -> WeightRun:
     return WeightRun(
         name, float(history.seconds[-1]), theta, error, estimator.diagnostics(), trace
     )
+
+
+def _trace_every(iterations: int) -> int:
+    """How often a phase-II run records its particles: about twenty times, and at least five
+    times within the paper's run length, so that the trace shows where the paper stopped."""
+    return max(1, min(iterations // 20, SIZES["paper"].iterations // 5))
+
+
+def paper_stop(run: WeightRun) -> tuple[int, float, float]:
+    """Where ``run``'s trace stands at the paper's phase-II run length (the recorded
+    iteration nearest it): the iteration, the share of particles in either mode and the
+    median ``|w1x|`` (m); against them, the trace's end shows what more iterations bought."""
+    if not isinstance(run, WeightRun):
+        raise TypeError(f"run must be a WeightRun, got {type(run).__name__}")
+    if not run.trace:
+        raise ValueError("run has no trace")
+    iterations = np.asarray(run.trace["iterations"])
+    k = int(np.argmin(np.abs(iterations - SIZES["paper"].iterations)))
+    return int(iterations[k]), float(run.trace["in_modes"][k]), float(run.trace["reach"][k])
 
 
 def locate_weights(

@@ -34,6 +34,7 @@ from physid.inference.pendulum import DEFAULTS, REAL_LIMITS
 from physid.inference.statistics import DEFAULT_LAGS
 
 __all__ = [
+    "box_convergence_prose",
     "box_prose",
     "convergence_prose",
     "data_prose",
@@ -298,6 +299,44 @@ def box_prose(b: sb.BoxSizes, phase_one: sb.PhaseOne) -> dict[str, Any]:
         "mode_reach_cm": Bounded(100 * sb.MODE_REACH, 0, 100),
         "box_noise_mrad": Bounded(1000 * sb.NOISE, 0, 1000),
     }
+
+
+def box_convergence_prose(weight_runs: Sequence[sb.WeightRun]) -> dict[str, Any]:
+    """``box_convergence_text``: CSVGD's and SVGD's share of particles in the modes and median
+    ``|w1x|`` at the paper's phase-II run length
+    (:func:`~physid.inference.chapters.inference_real_box.paper_stop`) and at the end of their
+    runs, or only at the end where the runs are not longer than the paper's."""
+    by_name = {run.estimator: run for run in weight_runs}
+    paper = sb.SIZES["paper"].iterations
+
+    def state(share: float, reach: float) -> str:
+        return (
+            f"{100 * share:.0f} % of its particles in the modes, weight 1 a median "
+            f"{100 * reach:.1f} cm from the centre"
+        )
+
+    csvgd, svgd = by_name["CSVGD"], by_name["SVGD"]
+    end = {
+        run.estimator: state(run.trace["in_modes"][-1], run.trace["reach"][-1])
+        for run in (csvgd, svgd)
+    }
+    last = int(csvgd.trace["iterations"][-1])
+    if last <= paper:
+        text = (
+            f"These runs stop at {plural(last, 'iteration')}, within the paper's "
+            f"{paper}: CSVGD ends with {end['CSVGD']}, SVGD with {end['SVGD']}."
+        )
+    else:
+        stops = {run.estimator: sb.paper_stop(run) for run in (csvgd, svgd)}
+        at = stops["CSVGD"][0]
+        text = (
+            f"At the paper's run length ({plural(at, 'iteration')}) CSVGD has "
+            f"{state(*stops['CSVGD'][1:])}, and SVGD {state(*stops['SVGD'][1:])}; after "
+            f"{plural(last, 'iteration')}, CSVGD has {end['CSVGD']}, and SVGD "
+            f"{end['SVGD']}. The verdict below is on the end of the run; the `paper` "
+            "scale stops where the paper did."
+        )
+    return {"box_convergence_text": text}
 
 
 def most_likely_weights(
