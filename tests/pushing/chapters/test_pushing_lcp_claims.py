@@ -42,6 +42,18 @@ def test_coulomb_claim_is_judged_on_the_worst_direction():
     fails = claims.coulomb_claim(square)
     assert not fails.holds and "1.41 times" in fails.why
     assert "(axis 1.000, diagonal 1.410)" in fails.ours
+    assert fails.cause == "open"  # no finer polygon measured beside it
+    # Beside a 16-gon that goes as far as its geometry says (1/cos(π/16)): the paper's D.
+    coulomb = 1.0 / (2 * 0.5 * GRAVITY)
+    both = {4: np.array([1.0, 1.2, np.sqrt(2)]) * coulomb,
+            16: np.array([1.0, 1.01, 1 / np.cos(np.pi / 16)]) * coulomb}
+    paper = claims.coulomb_claim(ex.SlidingCheck(1.0, 0.5, 1e-3, angles, both))
+    assert paper.cause == "paper" and paper.ablation == "pushing-sliding"
+    assert "with 16 directions the same engine and step go at most 1.020 times" in paper.why
+    paper.claim("default", "pushing-sliding")
+    # A square that goes further than its geometry allows is the engine's problem: open.
+    both[4] = np.array([1.0, 1.2, 1.6]) * coulomb
+    assert claims.coulomb_claim(ex.SlidingCheck(1.0, 0.5, 1e-3, angles, both)).cause == "open"
 
 
 def test_bullet_claim_uses_the_papers_bar_and_names_the_worst_object():
@@ -50,6 +62,11 @@ def test_bullet_claim_uses_the_papers_bar_and_names_the_worst_object():
     fails = claims.bullet_claim(models[0], gaps)
     assert fails.id == "song2020-engine-matches-pybullet-4-directions" and not fails.holds
     assert "The mean is 21.0 mm" in fails.why and f"The {models[1]} model gets 5.5 mm" in fails.why
+    assert fails.cause == "paper" and fails.ablation == "pushing-bullet"  # 16 directions meet it
+    fails.claim("default", "pushing-bullet")
+    worse = _bullet_gaps({models[0]: [20, 22], models[1]: [16, 18], models[2]: [16, 17]})
+    assert claims.bullet_claim(models[0], worse).cause == "open"
+    assert claims.bullet_claim(models[1], worse).cause == "open"  # not the paper's model
     holds = claims.bullet_claim(models[1], gaps)
     assert holds.holds and "over 4 pushes" in holds.ours
     with pytest.raises(ValueError, match="^model"):
