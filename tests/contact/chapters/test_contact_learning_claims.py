@@ -32,26 +32,37 @@ def test_cm_beats_baselines_on_every_task():
     assert not missing.holds and "no baseline was evaluated on CP3-e" in missing.why
 
 
-def _coefficients(task, model, mu, cor, true_mu=0.0, true_cor=1.0):
-    return {"task": task, "model": model, "μ": mu, "true μ": true_mu, "e": cor, "true e": true_cor}
+def _coefficients(task, model, mu, cor, true_mu=0.0, true_cor=1.0, theirs=(math.nan, math.nan)):
+    return {"task": task, "model": model, "μ": mu, "true μ": true_mu, "e": cor,
+            "true e": true_cor, "authors' μ": theirs[0], "authors' e": theirs[1]}
 
 
-def test_learned_mu_e_excuses_only_cm_on_the_gyroscope():
-    rows = [_coefficients("CP3-e", "CM-CD-CLNN", 0.01, 0.98),
-            _coefficients("Gyro", "CM-CD-CLNN", 0.9, 0.65, 0.1, 0.8),
-            _coefficients("Gyro", "CMr-CD-CLNN", 0.11, 0.79, 0.1, 0.8)]
+def test_learned_mu_e_is_judged_against_the_truth_or_where_the_authors_missed_it_theirs():
+    rows = [_coefficients("CP3-e", "CM-CD-CLNN", 0.01, 0.98, theirs=(0.0, 1.0)),
+            _coefficients("Gyro", "CM-CD-CLNN", 0.9, 0.65, 0.1, 0.8, theirs=(0.8764, 0.6569)),
+            _coefficients("Gyro", "CMr-CD-CLNN", 0.1, 0.881, 0.1, 0.8, theirs=(0.0994, 0.8918))]
+    assert [claims.coefficient_judgement(r) for r in rows] == ["truth", "authors'", "authors'"]
     verdict, gyro = claims.learned_mu_e_claim(rows, 2)
     assert _valid(verdict).holds and gyro == "CM-CD-CLNN on Gyro: μ = 0.900, e = 0.650"
-    assert verdict.numbers == {"coef_tol": 0.05, "coef_ok": 2, "coef_total": 3}
-    rows[0] = _coefficients("CP3-e", "CM-CD-CLNN", 0.006, 0.595)
+    assert verdict.numbers == {"coef_tol": 0.05, "coef_ok": 1, "coef_authors": 2,
+                               "coef_total": 3}
+    # CM that learns the gyroscope's truth where the authors' did not is right too.
+    assert claims.coefficient_judgement({**rows[1], "μ": 0.11, "e": 0.79}) == "truth"
+    # Near the authors' value where the authors reached the truth is not enough.
+    near_theirs = _coefficients("CP3", "CM-CD-CLNN", 0.46, 0.0, 0.5, 0.0, theirs=(0.52, 0.0))
+    assert claims.coefficient_judgement(near_theirs, tol=0.03) == "missed"
+    rows[0] = _coefficients("CP3-e", "CM-CD-CLNN", 0.006, 0.595, theirs=(0.0, 1.0))
+    rows[2] = _coefficients("Gyro", "CMr-CD-CLNN", 0.1, 0.7, 0.1, 0.8, theirs=(0.0994, 0.8918))
     fails, _ = claims.learned_mu_e_claim(rows, 2)
     assert not _valid(fails).holds and fails.why == (
-        "Outside the tolerance: CM-CD-CLNN on CP3-e (μ = 0.006, e = 0.595), after 2 optimiser "
+        "Outside the tolerance of the truth and of the authors' value: CM-CD-CLNN on CP3-e "
+        "(μ = 0.006, e = 0.595); CMr-CD-CLNN on Gyro (μ = 0.100, e = 0.700), after 2 optimiser "
         "steps."
     )
-    only_gyro, gyro = claims.learned_mu_e_claim(rows[1:2], 2)
-    assert not _valid(only_gyro).holds and "No CMr model" in only_gyro.why
+    assert not _valid(claims.learned_mu_e_claim([], 2)[0]).holds
     assert claims.learned_mu_e_claim([], 2)[1] == "not trained at this scale"
+    with pytest.raises(ValueError, match="tol"):
+        claims.coefficient_judgement(rows[0], tol=0.0)
 
 
 def test_mass_ratios_within_one_percent_and_the_bd5_sentence():

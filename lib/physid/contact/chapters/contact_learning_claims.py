@@ -25,6 +25,7 @@ from physid.contact.chapters.contact_learning import (
 )
 from physid.contact.tasks import make_task
 from physid.core.bench import Timing
+from physid.core.validate import check_positive
 
 __all__ = [
     "COEFFICIENT_TOL",
@@ -34,6 +35,7 @@ __all__ = [
     "SLOPE_LIMIT",
     "beats_baselines_claim",
     "energy_kept_claim",
+    "coefficient_judgement",
     "learned_mu_e_claim",
     "linear_in_size_claim",
     "mass_ratio_claim",
@@ -98,41 +100,67 @@ def _authors_cm_on_gyro(row: Mapping[str, Any]) -> bool:
     return row["task"] in _GYRO_TASKS and row["model"].startswith("CM-")
 
 
+def _near(row: Mapping[str, Any], mu: float, cor: float, tol: float) -> bool:
+    return abs(row["μ"] - mu) <= tol and abs(row["e"] - cor) <= tol
+
+
+def coefficient_judgement(row: Mapping[str, Any], tol: float = COEFFICIENT_TOL) -> str:
+    """How Table 2's rule judges one learned (μ, e) (a row of
+    :func:`~physid.contact.chapters.contact_learning.coefficient_rows`): ``"truth"`` when it
+    lies within ``tol`` of the truth; ``"authors'"`` when it does not, but the authors' own
+    model did not reach the truth either and ours lies within ``tol`` of the authors' value (it
+    reproduces their result); ``"missed"`` otherwise."""
+    tol = check_positive("tol", tol)
+    if _near(row, row["true μ"], row["true e"], tol):
+        return "truth"
+    theirs = (row.get("authors' μ", math.nan), row.get("authors' e", math.nan))
+    authors_reached = any(math.isnan(v) for v in theirs) or (
+        abs(theirs[0] - row["true μ"]) <= tol and abs(theirs[1] - row["true e"]) <= tol
+    )
+    if not authors_reached and _near(row, *theirs, tol):
+        return "authors'"
+    return "missed"
+
+
 def learned_mu_e_claim(coefficients: Sequence[Mapping[str, Any]], steps: int,
                        tol: float = COEFFICIENT_TOL) -> tuple[Verdict, str]:
-    """Table 2: every learned (μ, e) of ``coefficients`` (the rows of
-    :func:`~physid.contact.chapters.contact_learning.coefficient_rows`) within ``tol`` of the
-    truth, except CM's on the gyroscopes, where the authors' CM failed; after ``steps``
-    optimiser steps.
+    """Table 2, judged as the paper judged it: every learned (μ, e) of ``coefficients`` (the
+    rows of :func:`~physid.contact.chapters.contact_learning.coefficient_rows`) within ``tol``
+    of the truth, or, where the authors' own model did not reach the truth, within ``tol`` of
+    the authors' value (:func:`coefficient_judgement`); after ``steps`` optimiser steps.
 
     Returns the verdict and the sentence on what CM learned on the gyroscopes."""
-    good = [abs(r["μ"] - r["true μ"]) <= tol and abs(r["e"] - r["true e"]) <= tol
-            for r in coefficients]
-    judged = [(r, ok) for r, ok in zip(coefficients, good, strict=True)
-              if not _authors_cm_on_gyro(r)]
-    holds = bool(judged) and all(ok for _, ok in judged)
+    judged = [coefficient_judgement(r, tol) for r in coefficients]
+    holds = bool(judged) and all(j != "missed" for j in judged)
+    truth, theirs = judged.count("truth"), judged.count("authors'")
     gyro = "; ".join(f"{r['model']} on {r['task']}: μ = {r['μ']:.3f}, e = {r['e']:.3f}"
                      for r in coefficients if _authors_cm_on_gyro(r))
     if not judged:
-        why = "No CMr model, and no CM model off the gyroscope, was trained on a Table 2 task."
+        why = "No contact model was trained on a Table 2 task."
     else:
-        why = "Outside the tolerance: " + "; ".join(
+        why = "Outside the tolerance of the truth and of the authors' value: " + "; ".join(
             f"{r['model']} on {r['task']} (μ = {r['μ']:.3f}, e = {r['e']:.3f})"
-            for r, ok in judged if not ok
+            for r, j in zip(coefficients, judged, strict=True) if j == "missed"
         ) + f", after {steps} optimiser steps."
     verdict = Verdict(
         "zhong2021-learned-mu-e",
-        "The learned friction and restitution coefficients match the true ones (Table 2); the "
-        "authors' CM fails on the gyroscope (μ ≈ 0.9, e ≈ 0.65), CMr does not.",
-        paper="within about 0.03 on BP5-e, CP3-e, CP3 and for CMr on the gyroscopes",
-        ours=f"{sum(good)} of {len(good)} (model, task) pairs within {tol}; CM on the "
-        f"gyroscope: {gyro or 'not trained'}",
-        criterion=f"every trained CMr model, and every CM model off the gyroscope, within {tol} "
-        "of the true μ and e on the Table 2 tasks",
+        "The learned friction and restitution coefficients match the true ones (Table 2) "
+        "wherever the authors' models learned them, and the authors' own values where those "
+        "did not (CM on the gyroscopes, μ ≈ 0.9 and e ≈ 0.65; CMr's e on the gyroscope, 0.89 "
+        "for a true 0.8).",
+        paper="within about 0.03 on BP5-e, CP3-e, CP3 and for CMr on Gyro-e; CMr's e on Gyro "
+        "0.892 and 0.893 (true 0.8); CM on the gyroscopes μ ≈ 0.9, e ≈ 0.65",
+        ours=f"{truth} of {len(judged)} (model, task) pairs within {tol} of the truth, "
+        f"{theirs} more within {tol} of the authors' value where theirs missed the truth; CM "
+        f"on the gyroscope: {gyro or 'not trained'}",
+        criterion=f"every trained pair within {tol} of the true μ and e, or, where the "
+        f"authors' own model missed the truth by more than {tol}, within {tol} of the "
+        "authors' value",
         holds=holds,
         cause="open",
         why="" if holds else why,
-        numbers={"coef_tol": tol, "coef_ok": sum(good), "coef_total": len(good)},
+        numbers={"coef_tol": tol, "coef_ok": truth, "coef_authors": theirs,
+                 "coef_total": len(judged)},
     )
     return verdict, gyro or "not trained at this scale"
 
