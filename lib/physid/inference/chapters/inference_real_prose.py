@@ -333,7 +333,7 @@ def box_convergence_prose(weight_runs: Sequence[sb.WeightRun]) -> dict[str, Any]
             f"At the paper's run length ({plural(at, 'iteration')}) CSVGD has "
             f"{state(*stops['CSVGD'][1:])}, and SVGD {state(*stops['SVGD'][1:])}; after "
             f"{plural(last, 'iteration')}, CSVGD has {end['CSVGD']}, and SVGD "
-            f"{end['SVGD']}. The verdict below is on the end of the run; the `paper` "
+            f"{end['SVGD']}. The verdict below is on the end of the run; a run at the paper's "
             "scale stops where the paper did."
         )
     return {"box_convergence_text": text}
