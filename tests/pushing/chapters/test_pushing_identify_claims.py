@@ -420,11 +420,16 @@ def test_accurate_claim_compares_the_last_test_errors():
     assert not above.holds and "neither estimate generalises" in above.why
 
 
-def test_slower_claim_needs_more_steps_with_more_pushes():
+def test_slower_claim_counts_simulations_as_fig_4b_does():
     holds = _valid(claims.slower_claim(ONE, TWO, 1, 2), "identify-push-counts")
-    assert holds.holds and holds.ours == "steps to 90 % of the improvement: 1 with 1 push, 2 with 2"
-    fails = _valid(claims.slower_claim(ONE, TWO, 2, 2), "identify-push-counts")
+    assert holds.holds and holds.ours == (
+        "simulations to 90 % of the improvement: 1 with 1 push, 4 with 2 (1 and 2 gradient steps)"
+    )
+    # Fewer steps with more pushes can still be more simulations: 3 steps × 1 < 2 steps × 2.
+    assert _valid(claims.slower_claim(ONE, TWO, 3, 2), "identify-push-counts").holds
+    fails = _valid(claims.slower_claim(ONE, TWO, 4, 2), "identify-push-counts")
     assert not fails.holds and fails.why.endswith("(fewer or as many with more pushes).")
+    assert "takes 4 simulations (4 steps) with 1 push and 4 (2 steps) with 2" in fails.why
     none = _valid(claims.slower_claim(ONE, TWO, 0, 0), "identify-push-counts")
     assert none.why.endswith("(neither run lowered its test error, so both count 0).")
 

@@ -192,6 +192,8 @@ def test_push_counts_prose_compares_the_fewest_and_the_most_pushes():
     assert text["counts_steps_text"] == "2 gradient steps"
     assert (text["counts_one_steps_text"], text["counts_most_steps_text"]) == ("1 step",
                                                                               "2 steps")
+    assert (text["counts_one_sims_text"], text["counts_most_sims_text"]) == (
+        "1 simulation", "8 simulations")
     assert text["counts_most_end_text"] == "14.3 mm"
     assert text["counts_one_s"] == Bounded(0.2, 0, np.inf)
 

@@ -475,7 +475,8 @@ def converged_steps(run: PushCountRun) -> int:
 def push_counts_prose(counts: Sequence[PushCountRun], name: str, steps: int) -> dict[str, Any]:
     """Fig. 4b in words: the object ``name``, the numbers of training pushes, the ``steps``,
     and for the fewest and the most pushes the final test error, the steps to converge
-    (:func:`converged_steps`) and the seconds per step (wall times)."""
+    (:func:`converged_steps`), the simulations they cost (a step simulates every training
+    push) and the seconds per step (wall times)."""
     one, most = counts[0], counts[-1]
     return {
         "counts_object": name,
@@ -487,6 +488,8 @@ def push_counts_prose(counts: Sequence[PushCountRun], name: str, steps: int) -> 
         "counts_most_end_text": mm(most.test_error[-1]),
         "counts_one_steps_text": plural(converged_steps(one), "step"),
         "counts_most_steps_text": plural(converged_steps(most), "step"),
+        "counts_one_sims_text": plural(converged_steps(one) * one.n_train, "simulation"),
+        "counts_most_sims_text": plural(converged_steps(most) * most.n_train, "simulation"),
         "counts_one_s": Bounded(one.seconds_per_step, 0, np.inf),
         "counts_most_s": Bounded(most.seconds_per_step, 0, np.inf),
     }
