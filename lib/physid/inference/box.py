@@ -97,8 +97,8 @@ from physid.core.constants import GRAVITY
 from physid.core.simulator import compiled_by_default
 from physid.core.validate import check_count, check_number, check_positive, check_tensor
 from physid.inference import box_kernel
-from physid.inference.lanes import lane_index
-from physid.inference.lanes import run as lanes_run
+from physid.inference.lanes import can_run, fit_arrays, lane_index
+from physid.inference.lanes import rollout as lane_rollout
 
 Tensor = torch.Tensor
 
@@ -395,11 +395,7 @@ class ShakenBox:
         parts = self._prepare(theta, s0, n_steps, u)
         compiled = compiled_by_default() if self.compiled is None else self.compiled
         tensors = (theta, s0, u) if measured is None else (theta, s0, u, measured, weight)
-        if (
-            compiled
-            and all(t.device.type == "cpu" and t.dtype == torch.float64 for t in tensors)
-            and not any(t.requires_grad for t in tensors[2:])
-        ):
+        if compiled and can_run(*tensors) and not any(t.requires_grad for t in tensors[2:]):
             return _compiled_rollout(*parts, n_steps, self.dt, measured, weight)
         states = _eager_rollout(*parts, n_steps, self.dt)
         if measured is None:
@@ -469,7 +465,7 @@ class ShakenBox:
         docstring, (4)): ``[p_o, p_x, p_y, p_z]`` relative to the joint centre
         (:func:`mount_points`; compiled where the rollout is)."""
         compiled = compiled_by_default() if self.compiled is None else self.compiled
-        if compiled and states.device.type == "cpu" and states.dtype == torch.float64:
+        if compiled and can_run(states):
             flat = states.reshape(-1, STATE_SIZE)
             return _KernelPoints.apply(flat).reshape(*states.shape[:-1], OBSERVATION_SIZE)
         return mount_points(states)
@@ -587,26 +583,13 @@ def _compiled_rollout(
     each lane's last state and sum of squared weighted residuals of its points."""
     upper = (0, 1, 2, 0, 0, 1), (0, 1, 2, 1, 2, 2)  # Ixx, Iyy, Izz, Ixy, Ixz, Iyz
     consts = torch.cat((i_o[..., upper[0], upper[1]], moment, damping), -1)
-    batch = mount.shape[:-3]  # the inputs' batch, and the measurements' with them
-    if measured is not None:
-        batch = torch.broadcast_shapes(batch, measured.shape[:-2])
-        shape = torch.broadcast_shapes(shape, batch)
-        targets = measured.detach().expand(*batch, n_steps, OBSERVATION_SIZE)
-        targets = targets.reshape(-1, n_steps, OBSERVATION_SIZE).contiguous().numpy()
-        weights = weight.detach().contiguous().numpy()
-    else:
-        targets, weights = np.empty((0, n_steps, OBSERVATION_SIZE)), np.empty(OBSERVATION_SIZE)
-    lanes = math.prod(shape)
-    flat = consts.expand(*shape, box_kernel.N_CONSTANTS).reshape(lanes, box_kernel.N_CONSTANTS)
-    start = s0.expand(*shape, STATE_SIZE).reshape(lanes, STATE_SIZE)
+    # The inputs' batch, and the measurements' with them.
+    batch, shape, targets, weights = fit_arrays(
+        measured, weight, mount.shape[:-3], shape, n_steps, OBSERVATION_SIZE
+    )
     vectors = mount.detach().expand(*batch, n_steps, 3, 3).reshape(-1, n_steps, 9)
-    index = lane_index(shape, batch)
-    fixed = (vectors.contiguous().numpy(), index, targets, weights, LID_OFFSET)
-    fit = measured is not None
-    out, squares = lanes_run(box_kernel, start, flat, fixed, dt, n_steps, fit)
-    if not fit:
-        return out.reshape(*shape, n_steps, STATE_SIZE), None
-    return out.reshape(*shape, STATE_SIZE), squares.reshape(shape)
+    fixed = (vectors.contiguous().numpy(), lane_index(shape, batch), targets, weights, LID_OFFSET)
+    return lane_rollout(box_kernel, s0, consts, shape, fixed, dt, n_steps, measured is not None)
 
 
 class _KernelPoints(torch.autograd.Function):

@@ -19,7 +19,7 @@ import torch
 
 Tensor = torch.Tensor
 
-__all__ = ["LaneKernel", "lane_index", "run"]
+__all__ = ["LaneKernel", "can_run", "fit_arrays", "lane_index", "rollout", "run"]
 
 
 class LaneKernel(Protocol):
@@ -41,6 +41,53 @@ def lane_index(shape: tuple[int, ...], batch: tuple[int, ...]) -> np.ndarray:
     batch shape ``batch`` broadcasts to ``shape``: how lanes share inputs and measurements."""
     rows = torch.arange(math.prod(batch)).reshape(batch)
     return rows.expand(shape).reshape(-1).numpy()
+
+
+def can_run(*tensors: Tensor) -> bool:
+    """Whether the compiled kernels can take ``tensors``: float64 on the CPU."""
+    return all(t.device.type == "cpu" and t.dtype == torch.float64 for t in tensors)
+
+
+def fit_arrays(
+    measured: Tensor | None,
+    weight: Tensor | None,
+    batch: tuple[int, ...],
+    shape: tuple[int, ...],
+    n_steps: int,
+    size: int,
+) -> tuple[tuple[int, ...], tuple[int, ...], np.ndarray, np.ndarray]:
+    """The measurements a kernel compares with: the batch shape the lanes' inputs share with
+    ``measured`` (..., T, ``size``) (``batch`` broadcast with its batch axes), the lanes' batch
+    shape (``shape`` broadcast with it), its rows (M, T, ``size``) and the weights (``size``,);
+    without measurements, ``batch``, ``shape`` and empty arrays."""
+    if measured is None:
+        return batch, shape, np.empty((0, n_steps, size)), np.empty(size)
+    batch = torch.broadcast_shapes(batch, measured.shape[:-2])
+    shape = torch.broadcast_shapes(shape, batch)
+    rows = measured.detach().expand(*batch, n_steps, size).reshape(-1, n_steps, size)
+    return batch, shape, rows.contiguous().numpy(), weight.detach().contiguous().numpy()
+
+
+def rollout(
+    kernel: LaneKernel,
+    s0: Tensor,
+    consts: Tensor,
+    shape: tuple[int, ...],
+    fixed: tuple,
+    dt: float,
+    n_steps: int,
+    fit: bool,
+) -> tuple[Tensor, Tensor | None]:
+    """:func:`run` on one lane per entry of the batch shape ``shape`` (``s0`` (..., S) and
+    ``consts`` (..., C) broadcast to it): the states (*shape, T, S) and None, or with ``fit``
+    the last states (*shape, S) and the sums of squared residuals (*shape)."""
+    lanes, size = math.prod(shape), s0.shape[-1]
+    start = s0.expand(*shape, size).reshape(lanes, size)
+    values = consts.expand(*shape, consts.shape[-1]).reshape(lanes, -1)
+    out, squares = run(kernel, start, values, fixed, dt, n_steps, fit)
+    if not fit:
+        return out.reshape(*shape, n_steps, size), None
+    return out.reshape(*shape, size), squares.reshape(shape)
 
 
 def run(

@@ -41,8 +41,8 @@ from physid.core.constants import GRAVITY
 from physid.core.simulator import compiled_by_default
 from physid.core.validate import check_count, check_number, check_positive, check_tensor
 from physid.inference import pendulum_kernel
-from physid.inference.lanes import lane_index
-from physid.inference.lanes import run as lanes_run
+from physid.inference.lanes import can_run, fit_arrays, lane_index
+from physid.inference.lanes import rollout as lane_rollout
 
 #: Every quantity the model knows, in a fixed order.
 ALL_PARAMETERS: tuple[str, ...] = (
@@ -273,7 +273,7 @@ class DoublePendulum:
         if u is not None:
             raise ValueError(f"u must be None: the double pendulum has no input, got {u!r}")
         consts = self.constants(theta)
-        if self._compiled() and _kernel_can_run(s0, *consts, measured, weight):
+        if self._compiled() and can_run(s0, *consts, measured, weight):
             return _compiled_rollout(consts, s0, n_steps, self.dt, measured, weight)
         states = _eager_rollout(consts, s0, n_steps, self.dt)
         return states[..., -1, :], ((states - measured) * weight).square().sum((-1, -2))
@@ -387,10 +387,6 @@ def _eager_rollout(
     return torch.stack(states, -2)
 
 
-def _kernel_can_run(*tensors: torch.Tensor) -> bool:
-    return all(t.device.type == "cpu" and t.dtype == torch.float64 for t in tensors)
-
-
 def _compiled_rollout(
     consts: Sequence[torch.Tensor],
     s0: torch.Tensor,
@@ -403,23 +399,11 @@ def _compiled_rollout(
     broadcast batch shape: the states and None, or with ``measured`` (..., T, 4) and
     ``weight`` (4,), each lane's last state and its sum of squared weighted residuals."""
     shape = torch.broadcast_shapes(s0.shape[:-1], *(c.shape for c in consts))
-    if measured is not None:
-        batch = measured.shape[:-2]
-        shape = torch.broadcast_shapes(shape, batch)
-        targets = measured.detach().expand(*batch, n_steps, STATE_SIZE)
-        targets = targets.reshape(-1, n_steps, STATE_SIZE).contiguous().numpy()
-        weights = weight.detach().contiguous().numpy()
-    else:
-        batch, targets, weights = (), np.empty((0, n_steps, STATE_SIZE)), np.empty(STATE_SIZE)
-    lanes = math.prod(shape)
-    values = torch.stack([c.expand(shape) for c in consts], -1).reshape(lanes, -1)
-    start = s0.expand(*shape, STATE_SIZE).reshape(lanes, STATE_SIZE)
+    batch, shape, targets, weights = fit_arrays(measured, weight, (), shape, n_steps, STATE_SIZE)
+    values = torch.stack([c.expand(shape) for c in consts], -1)
     fixed = (targets, lane_index(shape, batch), weights)
     fit = measured is not None
-    out, squares = lanes_run(pendulum_kernel, start, values, fixed, dt, n_steps, fit)
-    if not fit:
-        return out.reshape(*shape, n_steps, STATE_SIZE), None
-    return out.reshape(*shape, STATE_SIZE), squares.reshape(shape)
+    return lane_rollout(pendulum_kernel, s0, values, shape, fixed, dt, n_steps, fit)
 
 
 def rollout(
@@ -434,6 +418,6 @@ def rollout(
     """
     n_steps = _check_steps(n_steps)
     dt = check_positive("dt", dt)
-    if compiled and _kernel_can_run(s0, *consts):
+    if compiled and can_run(s0, *consts):
         return _compiled_rollout(consts, s0, n_steps, dt)[0]
     return _eager_rollout(consts, s0, n_steps, dt)
