@@ -79,8 +79,8 @@ def rollout(
     fit: bool,
 ) -> tuple[Tensor, Tensor | None]:
     """:func:`run` on one lane per entry of the batch shape ``shape`` (``s0`` (..., S) and
-    ``consts`` (..., C) broadcast to it): the states (*shape, T, S) and None, or with ``fit``
-    the last states (*shape, S) and the sums of squared residuals (*shape)."""
+    ``consts`` (..., C) broadcast to it): the states ``(*shape, T, S)`` and None, or with
+    ``fit`` the last states ``(*shape, S)`` and the sums of squared residuals ``(*shape)``."""
     lanes, size = math.prod(shape), s0.shape[-1]
     start = s0.expand(*shape, size).reshape(lanes, size)
     values = consts.expand(*shape, consts.shape[-1]).reshape(lanes, -1)
