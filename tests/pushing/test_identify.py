@@ -162,6 +162,37 @@ def test_loss_and_grad_match_central_differences(target):
     assert float(grad.abs().max()) > 1e-5
 
 
+def test_hessian_matches_second_differences_of_the_loss(target):
+    x = unit(MASSES * 1.3, FRICTIONS + 0.1)[0]
+    hessian = target.hessian(x)
+    assert hessian.shape == (2 * K, 2 * K)
+    torch.testing.assert_close(hessian, hessian.T)
+    # vᵀHv is the loss's second difference along v (divided by the noise), at the same step:
+    # on a coordinate closely; on a random direction, which crosses more contact-mode
+    # switches (the loss is smooth only piecewise: at a step of 1e-3 this direction's
+    # curvature reads 45 instead of 18), to 2 %.
+    direction = torch.as_tensor(np.random.default_rng(0).normal(size=2 * K))
+    cases = ((torch.eye(2 * K, dtype=F64)[K + 1], 1e-3), (direction / direction.norm(), 2e-2))
+    for v, rel in cases:
+        h = 1e-4
+        values = [float(target.loss((x + s * h * v)[None])[0]) for s in (-1, 0, 1)]
+        second = (values[0] - 2 * values[1] + values[2]) / h**2 / target.noise
+        assert float(v @ hessian @ v) == pytest.approx(second, rel=rel)
+
+
+def test_hessian_clips_its_differences_to_the_box(tiny):
+    target = PushingTarget(tiny)
+    edge = torch.tensor([0.0, 0.5, 1.0, 0.5], dtype=F64)
+    hessian = target.hessian(edge)
+    assert torch.isfinite(hessian).all()
+    for bad, error in ((edge[None], ValueError), (edge[:3], ValueError), (edge + 2, ValueError)):
+        with pytest.raises(error, match="x"):
+            target.hessian(bad)
+    for step in (0.0, 0.5):
+        with pytest.raises(ValueError, match="step"):
+            target.hessian(edge, step)
+
+
 def test_part_ii_interface(target):
     x = torch.as_tensor(np.random.default_rng(2).uniform(size=(2, 2 * K)))
     loss = target.loss(x)

@@ -189,6 +189,26 @@ class PushingTarget(Target):
             total, grad = total + part.detach(), grad + g
         return total / self.n_restarts, grad / self.n_restarts
 
+    def hessian(self, x: Tensor, step: float = 1e-4) -> Tensor:
+        """The Hessian (2k, 2k) of the negative log-likelihood ``loss / noise`` at one point
+        ``x`` (2k,) of the unit box: central differences of :meth:`loss_and_grad`'s exact
+        gradient, ``H_ij = (g_j(x + h e_i) − g_j(x − h e_i)) / (2h)``, each pair clipped to the
+        box and divided by its actual width, then symmetrised, ``(H + Hᵀ) / 2``. The loss is
+        smooth only piecewise (the contact modes switch), so ``H`` may have negative
+        eigenvalues where the point is not a minimum or a switch lies within ``step``."""
+        if np.ndim(x) != 1:
+            raise ValueError(f"x must be one point of shape ({self.dim},), got {np.shape(x)}")
+        x = self.check_particles(x[None], "x")
+        step = check_positive("step", step)
+        if step >= 0.5:
+            raise ValueError(f"step must be below 0.5 (the unit box), got {step}")
+        eye = torch.eye(self.dim, dtype=x.dtype)
+        upper, lower = (x + step * eye).clamp(max=1.0), (x - step * eye).clamp(min=0.0)
+        _, grad = self.loss_and_grad(torch.cat((upper, lower)))
+        width = (upper - lower).diagonal()[:, None]
+        h = (grad[: self.dim] - grad[self.dim :]) / width / self.noise
+        return 0.5 * (h + h.T)
+
     def algorithm1(self, x: Tensor, reading: str = "paper", restart: int | None = None
                    ) -> tuple[Tensor, Tensor]:
         """:meth:`loss` (N,) and Algorithm 1's direction (N, k) for the frictions, from the

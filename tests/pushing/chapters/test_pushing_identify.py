@@ -15,6 +15,7 @@ from physid.pushing.chapters.pushing_identify import (
     REGION_FEATURES,
     feature_contrast,
     friction_models,
+    laplace_spread,
     log_slope,
     run_protocol,
     schedule_ablation,
@@ -22,10 +23,11 @@ from physid.pushing.chapters.pushing_identify import (
     shows_feature,
     steps_to,
     uncertainty_maps,
+    uncertainty_target,
     world_ablation,
 )
 from physid.pushing.observations import observe
-from physid.pushing.target import PushingTarget
+from physid.pushing.target import PushingTarget, identifiable_map
 
 F64 = torch.float64
 
@@ -123,9 +125,22 @@ def test_uncertainty_maps_sample_the_pushing_target_from_algorithm1s_estimate(tm
         assert m.mean.shape == m.spread.shape == m.travel.shape == m.true_map.shape
         assert np.isfinite(m.spread).all() and (m.travel > 0).all() and m.scale > 0
         assert not np.allclose(m.spread, m.start_spread)
+        assert m.laplace_spread.shape == m.spread.shape and (m.laplace_spread > 0).all()
+        assert 0 <= m.negative_curvature <= 2 * len(m.travel)
     assert maps[1].travel.sum() > maps[0].travel.sum()
     again = uncertainty_maps("quick", seed=1)
     np.testing.assert_array_equal(again[0].spread, maps[0].spread)
+    # The chapter's Laplace cell: the same target and point give the table's spread (to the
+    # last bits: the eigensolver runs in a worker process there).
+    target, centre = uncertainty_target("crimp", 1, "quick", seed=1)
+    assert target.noise * target.n_restarts == pytest.approx(maps[0].scale, rel=1e-12)
+    spread, negative = laplace_spread(target, centre, target.hessian(centre))
+    np.testing.assert_allclose(spread, maps[0].laplace_spread, rtol=1e-12)  # LAPACK threads
+    assert negative == maps[0].negative_curvature
+    for kwargs, name in ((dict(name="hammer"), "name"), (dict(n_pushes=3), "n_pushes"),
+                         (dict(seed=-1), "seed")):
+        with pytest.raises(ValueError, match=f"^{name}"):
+            uncertainty_target(**{"name": "crimp", "n_pushes": 1, "scale": "quick", **kwargs})
 
 
 def test_uncertainty_sizes_are_checked():
@@ -179,3 +194,31 @@ def test_a_part_two_estimator_runs_on_the_pushing_target():
     assert final.shape == (4, 2 * len(obj))
     assert np.isfinite(final).all()
     assert not np.allclose(final, history.particles[0])
+
+
+def test_laplace_spread_is_the_priors_without_curvature_and_shrinks_with_it():
+    obj = rectangle(1, 2, 0.02, 1.0, 0.4)
+    push = random_pushes(obj, 1, seed=3, duration=0.2)
+    data = observe(obj, push, torch.tensor([1.0, 2.0], dtype=F64),
+                   torch.tensor([0.3, 0.6], dtype=F64), world="rigid")
+    target = PushingTarget(data)
+    x = torch.tensor([0.2, 0.6, 0.3, 0.7], dtype=F64)
+    flat, negative = laplace_spread(target, x, torch.zeros(4, 4, dtype=F64))
+    assert negative == 0
+    # No curvature: the prior's variance 1/12 in every coordinate, through the map's Jacobian.
+    jacobian = torch.autograd.functional.jacobian(
+        lambda z: identifiable_map(*target.physical(z[None]))[0], x)
+    expected = 2 * (jacobian.square().sum(1) / 12).sqrt()
+    np.testing.assert_allclose(flat, expected.numpy(), rtol=1e-12)
+    # Curvature narrows it; a direction of negative curvature is counted and keeps the prior's.
+    sharp, _ = laplace_spread(target, x, 1e4 * torch.eye(4, dtype=F64))
+    assert (sharp < 0.05 * flat).all()
+    _, negative = laplace_spread(target, x, torch.diag(torch.tensor([-5.0, 1.0, 2.0, 3.0],
+                                                                    dtype=F64)))
+    assert negative == 1
+    with pytest.raises(ValueError, match="^hessian"):
+        laplace_spread(target, x, torch.zeros(3, 3, dtype=F64))
+    with pytest.raises(ValueError, match="^x"):
+        laplace_spread(target, x + 1.0, torch.zeros(4, 4, dtype=F64))
+    with pytest.raises(TypeError, match="^target"):
+        laplace_spread(None, x, torch.zeros(4, 4, dtype=F64))

@@ -434,10 +434,11 @@ def test_slower_claim_counts_simulations_as_fig_4b_does():
     assert none.why.endswith("(neither run lowered its test error, so both count 0).")
 
 
-def _uncertainty(obj, pushes, spread, travel):
+def _uncertainty(obj, pushes, spread, travel, laplace=None, mean=None):
     k = len(spread)
-    return UncertaintyMap(obj, pushes, np.full(k, 1 / k), np.array(spread),
-                          np.full(k, 0.1), np.array(travel), np.full(k, 1 / k), 2e-4, 1.0)
+    return UncertaintyMap(obj, pushes, np.full(k, 1 / k) if mean is None else np.array(mean),
+                          np.array(spread), np.full(k, 0.1), np.array(travel), np.full(k, 1 / k),
+                          2e-4, 1.0, np.array(spread if laplace is None else laplace), 2)
 
 
 def test_uncertainty_claim_needs_the_spread_to_fall_with_travel_on_every_object():
@@ -454,9 +455,26 @@ def test_uncertainty_claim_needs_the_spread_to_fall_with_travel_on_every_object(
     flipped = [*maps[:2], _uncertainty("crimp", 4, [0.05, 0.1, 0.2, 0.3], [0, 0.01, 0.02, 0.04])]
     fails = _valid(claims.uncertainty_claim(flipped), "identify-uncertainty")
     assert not fails.holds and "on crimp the cells that moved further" in fails.why
+    # The Laplace approximation ranks the cells as SVGD does: not the particles; the why
+    # gives the rank correlation of travel and the mean share.
+    assert "Not the particles" in fails.why and "(crimp 1.00)" in fails.why
+    assert "(rank correlation crimp nan)" in fails.why  # the mean share is constant here
+    shares = [*maps[:2], _uncertainty("crimp", 4, [0.05, 0.1, 0.2, 0.3], [0, 0.01, 0.02, 0.04],
+                                      mean=[0.1, 0.2, 0.3, 0.4])]
+    assert "(rank correlation crimp 1.00)" in claims.uncertainty_claim(shares).why
+    # … and where it does not, the particles may be the cause.
+    differs = [*maps[:2], _uncertainty("crimp", 4, [0.05, 0.1, 0.2, 0.3], [0, 0.01, 0.02, 0.04],
+                                       laplace=[0.3, 0.2, 0.1, 0.05])]
+    why = claims.uncertainty_claim(differs).why
+    assert why.endswith("does not rank the cells the same way (crimp -1.00): the particles "
+                        "may be the cause.")
     rows = claims.uncertainty_rows(maps)
     assert rows[1]["spread, most travelled third"] == pytest.approx(0.1)
     assert rows[1]["spread, least travelled third"] == pytest.approx(0.3)
+    assert rows[1]["rank correlation, Laplace"] == pytest.approx(-1.0)
+    assert rows[1]["negative curvatures"] == "2 of 6"
+    with pytest.raises(ValueError, match="^of"):
+        claims.travel_correlations(maps, "travel")
     assert np.isnan(claims.travel_correlations(
         [_uncertainty("crimp", 4, [0.1, 0.1], [0.0, 0.1])])[("crimp", 4)])
     with pytest.raises(ValueError, match="^maps"):

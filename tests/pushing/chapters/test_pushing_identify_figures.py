@@ -149,7 +149,7 @@ def test_plot_uncertainty_draws_the_mean_the_spread_and_the_travel():
     rng = np.random.default_rng(0)
     maps = [UncertaintyMap("crimp", p, np.full(k, 1 / k), rng.uniform(0.1, 0.3, k),
                            np.full(k, 0.1), rng.uniform(0, 0.05, k), np.full(k, 1 / k), 2e-4,
-                           1.0) for p in (1, 4)]
+                           1.0, rng.uniform(0.1, 0.3, k), 3) for p in (1, 4)]
     fig = plot_uncertainty(maps)
     assert isinstance(fig, Figure)
     assert [ax.get_title() for ax in fig.axes[:3]] == ["crimp: mean", "crimp: spread",

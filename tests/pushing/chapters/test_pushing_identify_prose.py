@@ -244,7 +244,8 @@ def test_gap_prose_says_who_ends_below_the_truth_on_the_training_pushes():
 
 def test_uncertainty_prose_gives_the_correlations_per_push_count():
     maps = [UncertaintyMap("crimp", p, np.full(3, 1 / 3), np.array(spread), np.full(3, 0.1),
-                           np.array([0.01, 0.02, 0.03]), np.full(3, 1 / 3), 2e-4, 1.0)
+                           np.array([0.01, 0.02, 0.03]), np.full(3, 1 / 3), 2e-4, 1.0,
+                           np.array(spread), 0)
             for p, spread in ((1, [0.3, 0.3, 0.2]), (4, [0.3, 0.2, 0.1]))]
     text = prose.uncertainty_prose(maps, study.SIZES["default"])
     assert text["uncertainty_text"].endswith(

@@ -7,7 +7,8 @@
   of Eq. (1), per push and iteration, against whether §6's assumptions held on the push;
 * :func:`gradient_cost`: seconds per gradient against the number of cells;
 * :func:`uncertainty_maps`: SVGD (Part II) on the pushing target, from Algorithm 1's estimate:
-  each cell's posterior spread of μ·M beside how far the training pushes moved it;
+  each cell's posterior spread of μ·M beside how far the training pushes moved it, and the
+  Laplace approximation's at the same point (:func:`laplace_spread`);
 * :func:`world_ablation`: the truth's test error (the floor) with the test pushes run again in
   each pybullet setup (:data:`physid.pushing.bullet.SETUPS`), per friction model: which part
   of the floor is the engine's friction model and which the "real world"'s making.
@@ -59,6 +60,7 @@ __all__ = [
     "TARGET_ANALYTIC_SPEEDUP",
     "UNCERTAINTY_JITTER",
     "UNCERTAINTY_STEPSIZE",
+    "UNIT_BOX_PRECISION",
     "UncertaintyMap",
     "WorldFloor",
     "CostPoint",
@@ -74,6 +76,7 @@ __all__ = [
     "friction_models",
     "gradient_cost",
     "identifiability",
+    "laplace_spread",
     "log_slope",
     "long_methods",
     "long_runs",
@@ -86,6 +89,7 @@ __all__ = [
     "shows_feature",
     "steps_to",
     "uncertainty_maps",
+    "uncertainty_target",
     "world_ablation",
 ]
 
@@ -471,6 +475,9 @@ def world_ablation(scale: str, seed: int = 0, scheduler: object = None) -> list[
 UNCERTAINTY_JITTER = 0.05
 #: SVGD's AdaGrad step (unit box) in :func:`uncertainty_maps`.
 UNCERTAINTY_STEPSIZE = 0.02
+#: The precision of the uniform prior on the unit box (its variance is 1/12), which
+#: :func:`laplace_spread` adds to the curvature.
+UNIT_BOX_PRECISION = 12.0
 
 
 @dataclass(frozen=True)
@@ -480,7 +487,11 @@ class UncertaintyMap:
     standard deviation over them times k, in units of a uniform cell's share (``spread``), the
     same at the start (``start_spread``), the distance the cell travelled in those pushes in
     pybullet (``travel``, m) and the true map (``true_map``); the Laplace scale of the
-    likelihood (``scale``, m: the loss of Algorithm 1's estimate) and SVGD's seconds."""
+    likelihood (``scale``, m: the loss of Algorithm 1's estimate) and SVGD's seconds; beside
+    SVGD, the Laplace approximation's spread at Algorithm 1's estimate, SVGD's start
+    (``laplace_spread``, :func:`laplace_spread`: no sampler involved) and the number of
+    directions in which the likelihood curves the wrong way there
+    (``negative_curvature``)."""
 
     object: str
     n_pushes: int
@@ -491,20 +502,68 @@ class UncertaintyMap:
     true_map: np.ndarray
     scale: float
     seconds: float
+    laplace_spread: np.ndarray
+    negative_curvature: int
+
+
+def laplace_spread(target: PushingTarget, x: torch.Tensor, hessian: torch.Tensor
+                   ) -> tuple[np.ndarray, int]:
+    """The Laplace approximation's spread of each cell's share of μ·M at the point ``x``
+    (2k,) of ``target``'s unit box, in :class:`UncertaintyMap`'s units (k standard deviations
+    of the share), and the number of negative eigenvalues of ``hessian``.
+
+    ``hessian`` (2k, 2k) is that of the negative log-likelihood at ``x``
+    (:meth:`PushingTarget.hessian`); with its eigenpairs ``(λ, V)`` the posterior is
+    approximated by ``N(x, Σ)``, ``Σ = V diag(1 / (max(λ, 0) + 12)) Vᵀ``: a direction of
+    negative curvature keeps the prior's variance only (1/12, the uniform prior on the unit
+    box, :data:`UNIT_BOX_PRECISION`). The share's spread is ``k √diag(J Σ Jᵀ)``, ``J`` the
+    Jacobian of :func:`identifiable_map` at ``x``."""
+    if not isinstance(target, PushingTarget):
+        raise TypeError(f"target must be a PushingTarget, got {type(target).__name__}")
+    x = target.check_particles(torch.as_tensor(x).reshape(1, -1), "x")[0]
+    if not isinstance(hessian, torch.Tensor) or hessian.shape != (target.dim, target.dim):
+        raise ValueError(f"hessian must be a ({target.dim}, {target.dim}) tensor, got "
+                         f"{getattr(hessian, 'shape', type(hessian).__name__)}")
+    eigenvalues, vectors = torch.linalg.eigh(hessian)
+    covariance = vectors @ torch.diag(1.0 / (eigenvalues.clamp(min=0.0) + UNIT_BOX_PRECISION)
+                                      ) @ vectors.T
+    jacobian = torch.autograd.functional.jacobian(
+        lambda z: identifiable_map(*target.physical(z[None]))[0], x)
+    spread = target.k * torch.diagonal(jacobian @ covariance @ jacobian.T).sqrt()
+    return spread.numpy(), int((eigenvalues < 0).sum())
+
+
+def _uncertainty_target(name: str, n_pushes: int, s: IdentifySizes, seed: int
+                        ) -> tuple[PushingTarget, torch.Tensor]:
+    data = _experiment(name, 0, s, seed).train.subset(range(n_pushes))
+    best = identify("algorithm1", data, s.budget, seed=seed)
+    scale = float(best.history.loss[-1])
+    # One Laplace observation of scale ``scale`` per restart: log p = −Σ_r d_r / scale.
+    target = PushingTarget(data, noise=scale / PushingTarget(data).n_restarts)
+    return target, torch.as_tensor(best.history.estimates[-1])
+
+
+def uncertainty_target(name: str, n_pushes: int, scale: str, seed: int = 0
+                       ) -> tuple[PushingTarget, torch.Tensor]:
+    """What :func:`uncertainty_maps` samples for object ``name`` and its first ``n_pushes``
+    training pushes at ``scale``: the pushing target whose noise makes the loss of Algorithm
+    1's estimate its Laplace scale (one term per restart), and that estimate (2k,) in the unit
+    box, the centre of SVGD's start and the point of :func:`laplace_spread`."""
+    s = SIZES[scale]
+    check_choice("name", name, s.objects)
+    check_choice("n_pushes", n_pushes, s.uncertainty_pushes)
+    seed = check_seed("seed", seed)
+    with one_torch_thread():
+        return _uncertainty_target(name, n_pushes, s, seed)
 
 
 def _uncertainty(name: str, n_pushes: int, s: IdentifySizes, seed: int) -> UncertaintyMap:
     with one_torch_thread():
-        ex = _experiment(name, 0, s, seed)
-        data = ex.train.subset(range(n_pushes))
-        best = identify("algorithm1", data, s.budget, seed=seed)
-        scale = float(best.history.loss[-1])
-        # One Laplace observation of scale ``scale`` per restart: log p = −Σ_r d_r / scale.
-        target = PushingTarget(data, noise=scale / PushingTarget(data).n_restarts)
+        target, centre = _uncertainty_target(name, n_pushes, s, seed)
+        data = target.data
         rng = np.random.default_rng([seed, n_pushes, name_stream(name)])
         jitter = rng.normal(0.0, UNCERTAINTY_JITTER, (s.uncertainty_particles, target.dim))
-        x0 = (torch.as_tensor(best.history.estimates[-1])[None] + torch.as_tensor(jitter))
-        x0 = x0.clamp(0.0, 1.0)
+        x0 = (centre[None] + torch.as_tensor(jitter)).clamp(0.0, 1.0)
         estimator = make_estimator("SVGD", target, n_particles=s.uncertainty_particles,
                                    seed=seed, x0=x0, stepsize=UNCERTAINTY_STEPSIZE)
         start = time.perf_counter()
@@ -514,10 +573,11 @@ def _uncertainty(name: str, n_pushes: int, s: IdentifySizes, seed: int) -> Uncer
         maps = identifiable_map(*target.physical(estimator.particles.detach())).numpy()
         start_maps = identifiable_map(*target.physical(x0)).numpy()
         travel = (data.positions[:, 1:] - data.positions[:, :-1]).norm(dim=-1).sum((0, 1))
+        laplace, negative = laplace_spread(target, centre, target.hessian(centre))
+        obj = data.obj
     return UncertaintyMap(name, n_pushes, maps.mean(0), k * maps.std(0), k * start_maps.std(0),
-                          travel.numpy(), identifiable_map(ex.obj.masses,
-                                                           ex.obj.frictions).numpy(),
-                          scale, seconds)
+                          travel.numpy(), identifiable_map(obj.masses, obj.frictions).numpy(),
+                          float(target.noise * target.n_restarts), seconds, laplace, negative)
 
 
 def uncertainty_maps(scale: str, seed: int = 0, scheduler: object = None
