@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from physid.inference import pendulum_kernel
 from physid.inference.pendulum import ALL_PARAMETERS, DoublePendulum, rollout, step
 
 RIGID = dict(
@@ -259,3 +260,52 @@ def test_a_singular_mass_matrix_gives_non_finite_states_not_an_error(compiled):
     consts = [torch.ones(2, dtype=torch.float64) for _ in range(10)]  # M11 M22 = M12² at q1 = 0
     states = rollout(consts, torch.zeros(2, 4, dtype=torch.float64), 3, 0.01, compiled=compiled)
     assert states.shape == (2, 3, 4) and not torch.isfinite(states).all()
+
+
+def test_sincos_is_the_libraries_to_an_ulp():
+    """The kernel's vectorisable sine and cosine against numpy's, from tiny angles to the end
+    of the range reduction's exact range (1.6e6), at the quadrant boundaries, and nan for a
+    non-finite angle; the three parts of π/2 sum to it."""
+    import mpmath
+
+    mpmath.mp.prec = 200
+    parts = pendulum_kernel._PIO2
+    assert abs(sum(mpmath.mpf(p) for p in parts) - mpmath.pi / 2) < mpmath.mpf(2) ** -120
+    rng = np.random.default_rng(0)
+    quadrants = np.arange(-8, 9) * (np.pi / 4)
+    x = np.concatenate((rng.uniform(-10, 10, 2000), rng.uniform(-1.6e6, 1.6e6, 2000),
+                        10.0 ** rng.uniform(-12, 0, 200), quadrants, np.nextafter(quadrants, 0)))
+    sine, cosine = np.array([pendulum_kernel.sincos(v) for v in x]).T
+    # Each within about an ulp of 1 (the values are at most 1), relative for tiny angles.
+    np.testing.assert_allclose(sine, np.sin(x), rtol=4e-16, atol=4e-16)
+    np.testing.assert_allclose(cosine, np.cos(x), rtol=0, atol=4e-16)
+    assert all(np.isnan(pendulum_kernel.sincos(v)).all() for v in (np.inf, -np.inf, np.nan))
+
+
+@pytest.mark.parametrize("lanes", [1, 31, 32, 70])
+def test_lanes_in_partial_blocks_match_autograd(lanes):
+    """The kernel packs lanes in blocks of BLOCK: any number of lanes (a block partly filled,
+    full, several) gives autograd's states, residual sums and gradients, with the lanes'
+    measurements taken from rows that differ within a block."""
+    assert pendulum_kernel.BLOCK == 32
+    eager, theta = rigid_model(5e-3, d1=0.01, d2=0.02)
+    model = dataclasses.replace(eager, compiled=True)
+    gen = torch.Generator().manual_seed(lanes)
+    theta = (theta * (1 + 0.2 * torch.rand(lanes, 1, theta.shape[-1], generator=gen))).double()
+    s0 = torch.randn(lanes, 3, 4, dtype=torch.float64, generator=gen)
+    measured = torch.randn(3, 9, 4, dtype=torch.float64, generator=gen)  # a row per window
+    weight = torch.tensor([1.0, 2.0, 0.5, 0.25], dtype=torch.float64)
+    results = []
+    for compiled in (True, False):
+        th, st = theta.clone().requires_grad_(), s0.clone().requires_grad_()
+        if compiled:
+            last, squares = model.rollout_residuals(th, st, 9, None, measured, weight)
+            states = model.simulate(th, st, 9)
+        else:
+            states = eager.simulate_autograd(th, st, 9)
+            last = states[..., -1, :]
+            squares = ((states - measured) * weight).square().sum((-1, -2))
+        loss = (last.sin()).sum() + (squares * 0.1).sum() + (states * states).mean()
+        results.append((states, last, squares, *torch.autograd.grad(loss, (th, st))))
+    for ours, reference in zip(*results, strict=True):
+        torch.testing.assert_close(ours, reference, rtol=1e-10, atol=1e-10)

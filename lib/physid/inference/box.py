@@ -432,7 +432,7 @@ class ShakenBox:
         i_o, moment = self.mass_properties(theta)
         p = self.physical(theta)
         damping = torch.stack((p["d1"], p["d2"]), -1)
-        shape = torch.broadcast_shapes(theta.shape[:-1], s0.shape[:-1], u.shape[:-2])
+        shape = np.broadcast_shapes(theta.shape[:-1], s0.shape[:-1], u.shape[:-2])
         rot = u[..., 6:15].reshape(*u.shape[:-1], 3, 3)
         gvec = torch.tensor([0.0, 0.0, -self.gravity], dtype=u.dtype, device=u.device)
         world = torch.stack((u[..., 15:18], u[..., 18:21], gvec - u[..., 3:6]), -1)  # (.., T, 3, 3)

@@ -126,11 +126,11 @@ def _terms(trig, ad, bd, c, v):
 
 
 @_jit
-def forward(s0, consts, mount, index, measured, weight, lid, dt, out, trig, squares):
+def _forward(s0, consts, mount, index, measured, weight, lid, dt, out, trig, squares):
     """Roll every lane out: ``s0`` (L, 4), ``consts`` (L, 11), ``mount`` (M, T, 9) indexed by
     ``index`` (L,); the states after each step into ``out`` (L, T, 4) and the cosines and
-    sines of the angles before each step into ``trig`` (L, T, 4), for :func:`backward`.
-    Eq. (3): semi-implicit Euler (the :class:`~physid.inference.lanes.LaneKernel` contract).
+    sines of the angles before each step into ``trig`` (L, T, 4), for ``_backward``.
+    Eq. (3): semi-implicit Euler.
 
     With ``measured`` (M, T, 12) (indexed like ``mount``; an empty array for none), also each
     lane's sum over its steps of the squared, weighted differences between its points
@@ -270,10 +270,10 @@ def _step_vjp(trig, ad, bd, c, v, dt, g, gc):
 
 
 @_jit
-def backward(
+def _backward(
     s0, out, trig, consts, mount, index, measured, weight, lid, grad, g_squares, dt, g_s0, g_consts
 ):
-    """The adjoint of :func:`forward`: given the cotangents ``grad`` (L, T, 4) of the states it
+    """The adjoint of ``_forward``: given the cotangents ``grad`` (L, T, 4) of the states it
     returned in ``out`` (or (L, 1, 4): of the last state only) and ``g_squares`` (L,) of its
     ``squares`` (unused without ``measured``), write those of ``s0`` into ``g_s0`` (L, 4) and
     of the constants into ``g_consts`` (L, 11)."""
@@ -308,6 +308,32 @@ def backward(
             after = before
         for i in range(4):
             g_s0[lane, i] = g[i]
+
+
+def forward(
+    s0: np.ndarray, consts: np.ndarray, fixed: tuple, dt: float, n_steps: int, fit: bool
+) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """Roll the lanes ``s0`` (L, 4) with constants ``consts`` (L, 11) out for ``n_steps``
+    with ``fixed = (mount, index, measured, weight, lid)`` (``_forward``): the states
+    (L, T, 4), or with ``fit`` the last states (L, 4); the sums of squared residuals (L,); and
+    the tape of :func:`backward` (the :class:`~physid.inference.lanes.LaneKernel` contract)."""
+    lanes = s0.shape[0]
+    out = np.empty((lanes, n_steps, 4))
+    trig = np.empty((lanes, n_steps, 4))
+    squares = np.zeros(lanes)
+    _forward(s0, consts, *fixed, dt, out, trig, squares)
+    states = out[:, -1].copy() if fit else out
+    return states, squares, (s0, out, trig, consts, fixed, dt)
+
+
+def backward(tape: tuple, grad: np.ndarray, g_squares: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The adjoint of :func:`forward`: given the cotangents ``grad`` of the states (L, T, 4),
+    or of the last state (L, 1, 4), and ``g_squares`` (L,) of the sums, those of the start
+    states (L, 4) and of the constants (L, 11)."""
+    s0, out, trig, consts, fixed, dt = tape
+    g_s0, g_consts = np.empty_like(s0), np.empty_like(consts)
+    _backward(s0, out, trig, consts, *fixed, grad, g_squares, dt, g_s0, g_consts)
+    return g_s0, g_consts
 
 
 @_inline

@@ -398,7 +398,7 @@ def _compiled_rollout(
     """The rollout by :mod:`physid.inference.pendulum_kernel`, one lane per entry of the
     broadcast batch shape: the states and None, or with ``measured`` (..., T, 4) and
     ``weight`` (4,), each lane's last state and its sum of squared weighted residuals."""
-    shape = torch.broadcast_shapes(s0.shape[:-1], *(c.shape for c in consts))
+    shape = np.broadcast_shapes(s0.shape[:-1], *(c.shape for c in consts))
     batch, shape, targets, weights = fit_arrays(measured, weight, (), shape, n_steps, STATE_SIZE)
     values = torch.stack([c.expand(shape) for c in consts], -1)
     fixed = (targets, lane_index(shape, batch), weights)
