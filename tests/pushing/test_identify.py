@@ -57,7 +57,7 @@ def simulated_observations(obj, pushes, masses, frictions) -> Observations:
         obj, tuple(pushes), torch.arange(n_obs, dtype=F64) * OBSERVATION_PERIOD,
         traj.positions[:, ::every], poses[:, ::every], twists,
         torch.as_tensor(events.slid), torch.as_tensor(events.lost_contact),
-        torch.as_tensor(events.assumptions_hold),
+        torch.as_tensor(events.changed_side), torch.as_tensor(events.assumptions_hold),
     )
 
 

@@ -264,7 +264,7 @@ def test_observe_reads_poses_and_twists_of_the_pybullet_run(box, monkeypatch):
                                atol=1e-8, rtol=0)
     # The pushes move the box by now, and the flags are booleans per push.
     assert float(data.twists[:, -1].abs().max()) > 0.05
-    for flags in (data.slid, data.lost_contact, data.assumptions_hold):
+    for flags in (data.slid, data.lost_contact, data.changed_side, data.assumptions_hold):
         assert flags.shape == (2,) and flags.dtype == torch.bool
     # subset keeps the pushes' rows.
     part = data.subset([1])

@@ -107,8 +107,9 @@ class Observations:
     ``pushes`` (B); ``times`` (S,) s from the start of the pushes; ``positions`` (B, S, k, 2)
     cell centres (m); ``poses`` (B, S, 3) the object frame's ``[yaw, x, y]``; ``twists``
     (B, S, 3) ``[ω, vx, vy]`` at the object-frame origin, backward differences over one
-    pybullet step (zero at the start, where the object rests); ``slid`` and ``lost_contact``
-    (B,) whether the finger slid along the object or lost contact after touching it
+    pybullet step (zero at the start, where the object rests); ``slid``, ``lost_contact`` and
+    ``changed_side`` (B,) whether the finger slid along the object, lost contact after
+    touching it, or moved to another side of it
     (:func:`~physid.pushing.finger.contact_events`); ``assumptions_hold`` (B,) whether §6's
     assumptions held on the push (it touched, and never slid, let go or changed side).
     """
@@ -121,6 +122,7 @@ class Observations:
     twists: Tensor
     slid: Tensor
     lost_contact: Tensor
+    changed_side: Tensor
     assumptions_hold: Tensor
 
     def __post_init__(self) -> None:
@@ -143,7 +145,7 @@ class Observations:
         check_tensor("positions", self.positions, shape=(b, s, k, 2), dtype=torch.float64)
         check_tensor("poses", self.poses, shape=(b, s, 3), dtype=torch.float64)
         check_tensor("twists", self.twists, shape=(b, s, 3), dtype=torch.float64)
-        for name in ("slid", "lost_contact", "assumptions_hold"):
+        for name in ("slid", "lost_contact", "changed_side", "assumptions_hold"):
             flags = getattr(self, name)
             if not (isinstance(flags, Tensor) and flags.dtype == torch.bool
                     and tuple(flags.shape) == (b,)):
@@ -163,6 +165,7 @@ class Observations:
                        positions=self.positions[index], poses=self.poses[index],
                        twists=self.twists[index], slid=self.slid[index],
                        lost_contact=self.lost_contact[index],
+                       changed_side=self.changed_side[index],
                        assumptions_hold=self.assumptions_hold[index])
 
 
@@ -172,14 +175,16 @@ def _bullet_run(name: str, cell_side: float, grid: np.ndarray, regions: tuple[st
                 times: np.ndarray, setup: str = "book") -> tuple[np.ndarray, np.ndarray]:
     """pybullet cell positions (B, S, k, 2) at ``times`` in the pybullet ``setup``
     (:data:`physid.pushing.bullet.SETUPS`) and, per push, whether the finger slid on the
-    object, lost contact after touching, and whether §6's assumptions held (B, 3). Cached on
+    object, lost contact after touching, changed side, and whether §6's assumptions held
+    (B, 4). Cached on
     disk: its arguments are plain data (joblib hashes torch tensors differently on every
     call), the object is rebuilt from them."""
     obj = CellObject(name, cell_side, grid, torch.as_tensor(masses), torch.as_tensor(frictions),
                      regions)
     trajectory = simulate_bullet(obj, list(pushes), times, setup=setup)
     events = contact_events(trajectory.contact, obj, FINGER)
-    flags = np.stack([events.slid, events.lost_contact, events.assumptions_hold], 1)
+    flags = np.stack([events.slid, events.lost_contact, events.changed_side,
+                      events.assumptions_hold], 1)
     return trajectory.positions.numpy(), flags
 
 
@@ -193,7 +198,8 @@ def _engine_run(obj: CellObject, pushes: tuple[Push, ...], masses: Tensor, frict
     trajectory = simulate(obj, list(pushes), masses=masses, frictions=frictions,
                           sample_times=times)
     events = _contact_events(trajectory.contact, obj, FINGER, SLIDE_TOLERANCE)
-    flags = np.stack([events.slid, events.lost_contact, events.assumptions_hold], 1)
+    flags = np.stack([events.slid, events.lost_contact, events.changed_side,
+                      events.assumptions_hold], 1)
     return trajectory.positions.numpy(), flags
 
 
@@ -245,7 +251,7 @@ def observe(obj: CellObject, pushes: Sequence[Push], masses: Tensor, frictions: 
     twists = torch.cat([torch.zeros_like(rates[:, :1]), rates], 1)
     times = torch.arange(n + 1, dtype=torch.float64) * OBSERVATION_PERIOD
     return Observations(obj, pushes, times, positions, poses, twists,
-                        *(torch.as_tensor(flags[:, i]) for i in range(3)))
+                        *(torch.as_tensor(flags[:, i]) for i in range(4)))
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ def test_friction_models_run_the_headline_with_every_model(tmp_path, monkeypatch
     for run in runs:  # the floor per test push, and what the finger did on each in pybullet
         assert run.floor == pytest.approx(float(run.floor_pushes.mean()), rel=1e-12)
         assert len(run.floor_pushes) == len(run.test_slid) == len(run.test_lost_contact) == 2
+        assert len(run.test_changed_side) == 2 and run.test_changed_side.dtype == bool
 
 
 def test_schedule_ablation_runs_each_direction_under_each_schedule(tmp_path, monkeypatch):

@@ -240,10 +240,10 @@ def test_headline_claim_is_judged_with_the_papers_friction_model():
         claims.headline_claim(paper, "Longer.", {16: {}})
 
 
-def _floors(setup, dirs, pushes, slid=(False, False, True), obj="crimp"):
+def _floors(setup, dirs, pushes, slid=(False, False, True), obj="crimp", side=None):
     n = len(pushes)
     return WorldFloor(obj, 0, setup, dirs, np.array(pushes), np.array(slid[:n]),
-                      np.zeros(n, bool))
+                      np.zeros(n, bool), np.zeros(n, bool) if side is None else np.array(side))
 
 
 def test_gap_rows_give_each_methods_training_and_test_error():
@@ -268,6 +268,9 @@ def test_world_rows_sum_up_the_floor_per_setup_and_model():
     means = claims.world_floors(floors)
     assert means[("book", 4)] == pytest.approx(0.03)
     assert claims.world_floors(floors, clean=True)[("book", 16)] == pytest.approx(0.01)
+    turned = [_floors("book", 16, [0.01, 0.03, 0.04], side=[False, True, False])]
+    assert claims.world_floors(turned, clean=True)[("book", 16)] == pytest.approx(0.01)
+    assert claims.world_rows(turned)[0]["finger changed side"] == 1
     rows = claims.world_rows(floors)
     assert [(r["pybullet setup"][:4], r["friction model"][:2]) for r in rows] == [
         ("disc", "4 "), ("disc", "16"), ("box ", "4 ")]
@@ -320,7 +323,8 @@ def test_schedule_rows_give_each_direction_under_each_schedule():
 def test_floor_rows_sum_up_the_floor_per_push_and_flag_the_finger():
     run = replace(_run("algorithm1"), floor_pushes=np.array([0.002, 0.004, 0.060]),
                   test_slid=np.array([False, False, True]),
-                  test_lost_contact=np.array([False, True, False]))
+                  test_lost_contact=np.array([False, True, False]),
+                  test_changed_side=np.array([False, False, False]))
     other = replace(run, friction_dirs=16, floor_pushes=np.array([0.002, 0.003, 0.010]))
     rows = claims.floor_rows([other, run, replace(run, method="autograd-rigid")])
     assert [r["friction model"] for r in rows] == ["4 directions (the paper's D)",
@@ -332,6 +336,9 @@ def test_floor_rows_sum_up_the_floor_per_push_and_flag_the_finger():
     assert rows[0]["mean over the others (mm)"] == pytest.approx(2.0)
     every = replace(run, test_slid=np.ones(3, bool))
     assert claims.floor_rows([every])[0]["mean over the others (mm)"] is None
+    turned = replace(run, test_changed_side=np.array([True, False, False]))
+    assert claims.floor_rows([turned])[0]["finger changed side"] == 1
+    assert claims.floor_rows([turned])[0]["mean over the others (mm)"] is None
     with pytest.raises(ValueError, match="^runs"):
         claims.floor_rows([replace(run, method="random")])
 

@@ -201,7 +201,7 @@ def test_push_counts_prose_compares_the_fewest_and_the_most_pushes():
 def test_world_prose_gives_each_models_floor_per_setup():
     def floor(setup, dirs, value):
         return WorldFloor("crimp", 0, setup, dirs, np.array([value]), np.zeros(1, bool),
-                          np.zeros(1, bool))
+                          np.zeros(1, bool), np.zeros(1, bool))
 
     text = prose.world_prose([floor("book", 4, 0.02), floor("authors", 4, 0.03),
                               floor("book", 16, 0.01)])

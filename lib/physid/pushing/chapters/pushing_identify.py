@@ -238,9 +238,10 @@ class MethodRun:
     (the directions of D) it identified and predicted with, and the method whose step
     schedule it took (``schedule``; its own when empty, :func:`schedule_ablation`). Per test
     push (B,): the truth's error (``floor_pushes``, whose mean is ``floor``) and whether the
-    finger slid along the object or lost contact in pybullet (``test_slid``,
-    ``test_lost_contact``). ``train_error`` (E,) is the test error's statistic on the training
-    pushes at the same improvements, ``train_floor`` the truth's: the train–test gap."""
+    finger slid along the object, lost contact or changed side in pybullet (``test_slid``,
+    ``test_lost_contact``, ``test_changed_side``). ``train_error`` (E,) is the test error's
+    statistic on the training pushes at the same improvements, ``train_floor`` the truth's:
+    the train–test gap."""
 
     object: str
     experiment: int
@@ -265,6 +266,7 @@ class MethodRun:
     floor_pushes: np.ndarray = field(default_factory=lambda: np.zeros(0))
     test_slid: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     test_lost_contact: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    test_changed_side: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     train_error: np.ndarray = field(default_factory=lambda: np.zeros(0))
     train_floor: float = float("nan")
 
@@ -306,7 +308,8 @@ def _run_method(name: str, index: int, method: str, s: IdentifySizes, seed: int,
         identifiable_map(torch.as_tensor(run.masses), torch.as_tensor(run.frictions)).numpy(),
         identifiable_map(ex.obj.masses, ex.obj.frictions).numpy(), float(floors.mean(1)[0]),
         run.stopped, run.simulations, run.seconds, friction_dirs, schedule, floors[0].numpy(),
-        ex.test.slid.numpy(), ex.test.lost_contact.numpy(), train, train_floor,
+        ex.test.slid.numpy(), ex.test.lost_contact.numpy(), ex.test.changed_side.numpy(),
+        train, train_floor,
     )
 
 
@@ -428,7 +431,8 @@ def robot_standin(scale: str, seed: int = 0, scheduler: object = None) -> list[M
 class WorldFloor:
     """The truth's test error per push (``floor_pushes``, (B,), m) of one experiment's test
     pushes run in the pybullet ``setup`` and predicted with ``friction_dirs`` directions of D,
-    and per push whether the finger slid along the object or lost contact there."""
+    and per push whether the finger slid along the object, lost contact or changed side
+    there."""
 
     object: str
     experiment: int
@@ -437,6 +441,7 @@ class WorldFloor:
     floor_pushes: np.ndarray
     slid: np.ndarray
     lost_contact: np.ndarray
+    changed_side: np.ndarray
 
 
 def _world_floors(name: str, index: int, setup: str, s: IdentifySizes, seed: int
@@ -449,7 +454,8 @@ def _world_floors(name: str, index: int, setup: str, s: IdentifySizes, seed: int
             errors = PushingTarget(ex.train, friction_dirs=dirs).push_errors(
                 ex.obj.masses[None], ex.obj.frictions[None], test)
             floors.append(WorldFloor(name, index, setup, dirs, errors[0].numpy(),
-                                     test.slid.numpy(), test.lost_contact.numpy()))
+                                     test.slid.numpy(), test.lost_contact.numpy(),
+                                     test.changed_side.numpy()))
     return floors
 
 

@@ -447,8 +447,8 @@ def floor_rows(runs: Sequence[MethodRun]) -> list[dict]:
     """Rows of the per-push floors: for each friction model and object, the truth's test error
     per push (from the Algorithm 1 runs with their own schedule, pooled over experiments):
     the mean (the paper's statistic, and the headline's), the median, the worst, and the mean
-    over the pushes where the finger neither slid along the object nor lost contact in
-    pybullet, with how many pushes it slid or lost contact on."""
+    over the pushes where the finger neither slid along the object, lost contact nor changed
+    side in pybullet, with how many pushes it did each."""
     groups: dict[tuple[int, str], list[MethodRun]] = {}
     for r in runs:
         if r.method == "algorithm1" and not r.schedule and len(r.floor_pushes):
@@ -461,13 +461,15 @@ def floor_rows(runs: Sequence[MethodRun]) -> list[dict]:
         floors = np.concatenate([r.floor_pushes for r in chosen])
         slid = np.concatenate([r.test_slid for r in chosen])
         lost = np.concatenate([r.test_lost_contact for r in chosen])
-        clean = ~(slid | lost)
+        side = np.concatenate([r.test_changed_side for r in chosen])
+        clean = ~(slid | lost | side)
         rows.append({
             "friction model": _model_name(dirs), "object": name, "pushes": len(floors),
             "mean (mm)": 1e3 * float(floors.mean()),
             "median (mm)": 1e3 * float(np.median(floors)),
             "worst (mm)": 1e3 * float(floors.max()),
             "finger slid": int(slid.sum()), "finger lost contact": int(lost.sum()),
+            "finger changed side": int(side.sum()),
             "mean over the others (mm)": 1e3 * float(floors[clean].mean()) if clean.any()
             else None,
         })
@@ -480,11 +482,12 @@ def world_floors(floors: Sequence[WorldFloor], clean: bool = False
     (:func:`~physid.pushing.chapters.pushing_identify.world_ablation`) summed up: for each
     (pybullet setup, friction model), the truth's test error, mean over each object's test
     pushes (pooled over experiments) and then over the paper's objects, the headline's
-    statistic; with ``clean``, over the pushes where the finger neither slid nor lost contact
-    (NaN where there are none)."""
+    statistic; with ``clean``, over the pushes where the finger neither slid, lost contact nor
+    changed side (NaN where there are none)."""
     groups: dict[tuple[str, int], dict[str, list[float]]] = {}
     for f in floors:
-        keep = ~(f.slid | f.lost_contact) if clean else np.ones(len(f.floor_pushes), bool)
+        keep = (~(f.slid | f.lost_contact | f.changed_side) if clean
+                else np.ones(len(f.floor_pushes), bool))
         per = groups.setdefault((f.setup, f.friction_dirs), {})
         per.setdefault(f.object, []).extend(f.floor_pushes[keep].tolist())
     if not groups:
@@ -499,7 +502,7 @@ def world_floors(floors: Sequence[WorldFloor], clean: bool = False
 def world_rows(floors: Sequence[WorldFloor]) -> list[dict]:
     """Rows of the world ablation: per pybullet setup (whose choice it is) and friction model,
     the truth's test error per object (mm, the mean over its test pushes) and over the paper's
-    objects, the median push, and the pushes the finger slid or lost contact on."""
+    objects, the median push, and the pushes the finger slid, lost contact or changed side on."""
     keys = sorted({(f.setup, f.friction_dirs) for f in floors},
                   key=lambda k: (SETUPS.names().index(k[0]), k[1] != PAPER_DIRS, k[1]))
     objects = list(dict.fromkeys(f.object for f in floors))
@@ -516,6 +519,7 @@ def world_rows(floors: Sequence[WorldFloor]) -> list[dict]:
             "median push (mm)": 1e3 * float(np.median(pushes)),
             "finger slid": int(sum(f.slid.sum() for f in chosen)),
             "finger lost contact": int(sum(f.lost_contact.sum() for f in chosen)),
+            "finger changed side": int(sum(f.changed_side.sum() for f in chosen)),
             "mean, other pushes (mm)": None if np.isnan(clean[(setup, dirs)])
             else 1e3 * clean[(setup, dirs)],
         })
@@ -646,7 +650,8 @@ def _model_text(dirs: int, errors: ProtocolErrors) -> str:
 def _world_cause(floors: Sequence[WorldFloor] | None) -> tuple[str, str, str]:
     """Whose failure the headline is, from the world ablation: ``("paper", section, text)``
     when the truth of the paper's friction model misses the headline in every pybullet setup,
-    over all test pushes and over those where the finger neither slid nor lost contact (no
+    over all test pushes and over those where the finger neither slid, lost contact nor changed
+    side (no
     estimate of that model can then meet it, whatever our world's making); else ``"open"``."""
     if not floors:
         return "open", "", ""
@@ -658,7 +663,7 @@ def _world_cause(floors: Sequence[WorldFloor] | None) -> tuple[str, str, str]:
         return "open", "", ""
     text = (f"with the paper's {PAPER_DIRS} directions the truth's own test error is "
             + ", ".join(f"{mm(v)} ({SETUPS[k[0]].label})" for k, v in paper.items())
-            + "; over the pushes where the finger neither slid nor lost contact, "
+            + "; over the pushes where the finger neither slid, lost contact nor changed side, "
             + ", ".join(f"{mm(v)}" if not np.isnan(v) else "none" for v in clean.values()))
     low = min(min(paper.values()), np.nanmin(list(clean.values()), initial=np.inf))
     if low >= HEADLINE_ERROR:
