@@ -15,6 +15,7 @@ from physid.contact.learned import (
     MassModel,
     Potential,
     hamiltonian_field,
+    restitution_reach,
     smooth_step,
 )
 
@@ -272,3 +273,27 @@ def test_bad_input_raises_naming_the_argument():
         model.rollout(x0.float(), v0, 1)
     with pytest.raises(ValueError, match="n_coords"):
         Potential(0)
+
+
+def test_restitution_reach_bounds_how_far_adamw_moves_e():
+    """AdamW pulling e one way moves it about lr / 6 per step (e = r/6 + ½), so after N steps
+    it has moved N lr / 6 (a little more: Adam's first steps overshoot lr slightly), and not
+    further."""
+    params = ContactParameters(make_task("CP3"), torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        params.raw_cor.fill_(-2.5)  # e = 1/12, far from 1
+    optimiser = torch.optim.AdamW([params.raw_cor], lr=1e-2)
+    start = float(params.cor()[0])
+    for _ in range(200):
+        optimiser.zero_grad()
+        (-params.cor().sum()).backward()
+        optimiser.step()
+    moved = float(params.cor()[0]) - start
+    reach = restitution_reach(200, 1e-2)
+    assert reach == pytest.approx(1 / 3)
+    assert 0.95 * reach <= moved <= 1.06 * reach
+    assert restitution_reach(0, 1e-2) == 0.0
+    with pytest.raises(ValueError, match="^steps"):
+        restitution_reach(-1, 1e-2)
+    with pytest.raises(ValueError, match="^lr"):
+        restitution_reach(10, 0.0)

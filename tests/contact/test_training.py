@@ -193,6 +193,13 @@ def test_a_job_is_deterministic_plain_and_cached(tmp_path, monkeypatch):
         result.pop("seconds_per_iteration")
     _same(first, second)
     _same(second, third)
+    # Where training started: the seeded model's parameters, which training moved.
+    start = tr.initial_parameters(job)
+    assert set(start) == set(first["learned"])
+    assert not np.allclose(start["cor"], first["learned"]["cor"])
+    _same(start, tr.initial_parameters(first["job"]))
+    with pytest.raises(TypeError, match="^job"):
+        tr.initial_parameters(None)
 
 
 def test_a_job_can_learn_the_regularisation():

@@ -58,6 +58,7 @@ __all__ = [
     "MassModel",
     "Potential",
     "hamiltonian_field",
+    "restitution_reach",
     "smooth_step",
 ]
 
@@ -338,6 +339,19 @@ def _hamiltonian_step(
 
 # ---------------------------------------------------------------------------------------------
 # Contact parameters
+
+
+def restitution_reach(steps: int, lr: float) -> float:
+    """How far ``steps`` AdamW steps at learning rate ``lr`` can move a learned restitution:
+    ``steps · lr / 6``.
+
+    ``e = hardsigmoid(r) = r/6 + ½`` (on |r| < 3, :class:`ContactParameters`), and Adam's
+    step on a coordinate is ``lr · m̂ / (√v̂ + ε)``, about ``lr`` while its gradient keeps its
+    sign (the tests measure it on a training run), so e moves at most about ``lr / 6`` per step.
+    Where the truth lies further than this from e's start, no training of that length reaches
+    it."""
+    steps = check_count("steps", steps, minimum=0)
+    return steps * check_positive("lr", lr) / 6.0
 
 
 def _inverse_softplus(y: float) -> float:

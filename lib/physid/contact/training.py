@@ -54,6 +54,7 @@ __all__ = [
     "evaluate",
     "fit",
     "fit_cached",
+    "initial_parameters",
     "job_data",
     "make_job",
     "restore",
@@ -543,6 +544,15 @@ def _job_model(job: Mapping[str, Any], task: Task) -> nn.Module:
     if job["learn_reg"]:
         return MODELS[job["model"]].build(task, job["model_seed"], learn_reg=True)
     return build(job["model"], task, job["model_seed"])
+
+
+def initial_parameters(job: Mapping[str, Any]) -> dict:
+    """The learned parameters of ``job``'s model before training (its seeded start), as
+    :func:`fit` reports the trained ones under ``"learned"``: where training started from."""
+    if not isinstance(job, Mapping):
+        raise TypeError(f"job must be a dict of plain data, got {type(job).__name__}")
+    job = make_job(**{**job, "device": "cpu"})
+    return _plain(_learned(_job_model(job, make_task(job["task"]))))
 
 
 def restore(result: Mapping[str, Any]) -> nn.Module:

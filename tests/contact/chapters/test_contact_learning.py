@@ -105,6 +105,8 @@ def test_tables_from_results(tiny_results):
     assert study.coefficient_rows(grid) == []  # BP5 has coefficients per contact pair
     (coef,) = study.coefficient_rows(tiny_results.noise)  # CP3-e
     assert coef["true μ"] == 0.0 and coef["true e"] == 1.0 and coef["authors' e"] == 1.0
+    start = training.initial_parameters(tiny_results.noise[0]["job"])["cor"]
+    assert coef["start e"] == pytest.approx(float(np.mean(start))) and 0 <= coef["start e"] <= 1
     (ratios,) = study.mass_ratio_rows(grid, "BP5")
     assert ratios["model"] == "CM-CD-CLNN" and ratios["ratios"][0] == 1.0
     assert ratios["authors' ratios"][1] == pytest.approx(2.0001)

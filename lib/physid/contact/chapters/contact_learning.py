@@ -395,8 +395,9 @@ def best_cm_and_baseline(results: Iterable[Mapping[str, Any]]) -> list[dict]:
 
 
 def coefficient_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
-    """Table 2: learned μ and e of the CM models on the homogeneous tasks, beside the truth and
-    the authors' learned values."""
+    """Table 2: learned μ and e of the CM models on the homogeneous tasks, beside the truth, the
+    authors' learned values and e where training started (the model's seeded start,
+    :func:`~physid.contact.training.initial_parameters`)."""
     rows = []
     for r in results:
         task, model = _key(r)
@@ -405,6 +406,7 @@ def coefficient_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
         truth = make_task(task)
         mu, cor = r["learned"]["mu"], r["learned"]["cor"]
         theirs = AUTHORS_COEFFICIENTS[task].get(model, (math.nan, math.nan))
+        start = training.initial_parameters(r["job"])["cor"]
         rows.append(
             {
                 "task": task,
@@ -415,6 +417,7 @@ def coefficient_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
                 "true e": float(truth.cor[0]),
                 "e": float(np.mean(cor)),
                 "authors' e": theirs[1],
+                "start e": float(np.mean(start)),
             }
         )
     return rows
