@@ -52,6 +52,8 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
         ({"noise_levels": ()}, "noise_levels"),
         ({"rope": "Rope1"}, "n_nodes"),
         ({"device": "tpu"}, "device"),
+        ({"long_tasks": ("BP7",)}, "long_tasks"),
+        ({"long_factor": 0}, "long_factor"),
     ],
 )
 def test_bad_sizes_are_refused_by_name(changes, name):
@@ -68,6 +70,13 @@ def test_jobs_cover_the_grid_and_the_studies():
     assert {j["n_train"] for j in study.efficiency_jobs(s, 0)} == set(s.efficiency_sizes)
     assert {j["data_model"] for j in study.lcp_jobs(s, 0)} == {"LCP"}
     assert {j["noise"] for j in study.noise_jobs(s, 0)} == set(s.noise_levels)
+    long = study.long_jobs(s, 0)
+    assert [j["task"] for j in long] == list(s.long_tasks) and s.long_factor > 1
+    assert all(j["epochs"] == s.epochs * s.long_factor and j["model"] == "CM-CD-CLNN"
+               for j in long)
+    # At the paper's size its training is long already: the ablation repeats the grid's runs.
+    paper = study.SIZES["paper"]
+    assert all(j in study.grid_jobs(paper, 0) for j in study.long_jobs(paper, 0))
     with pytest.raises(TypeError, match="s must be a LearnSizes"):
         study.grid_jobs({"n_train": 3}, 0)
 
@@ -86,7 +95,8 @@ def tiny_results(tmp_path_factory):
 def test_run_all_trains_each_distinct_job_once_and_returns_every_part(tiny_results):
     r = tiny_results
     assert len(r.grid) == 2 and len(r.efficiency) == 2 and len(r.lcp) == 1
-    assert len(r.noise) == 1
+    assert len(r.noise) == 1 and len(r.long) == 1
+    assert r.long[0]["steps"] == 2 * r.find("grid", model="CM-CD-CLNN")["steps"]
     # The efficiency run with the grid's size is the grid's own run (the same job).
     same = r.find("efficiency", n_train=4)
     assert same is r.find("grid", model="CM-CD-CLNN")
@@ -107,6 +117,13 @@ def test_tables_from_results(tiny_results):
     assert coef["true μ"] == 0.0 and coef["true e"] == 1.0 and coef["authors' e"] == 1.0
     start = training.initial_parameters(tiny_results.noise[0]["job"])["cor"]
     assert coef["start e"] == pytest.approx(float(np.mean(start))) and 0 <= coef["start e"] <= 1
+    short, longer = study.longer_rows(grid, tiny_results.long)
+    assert (short["training"], longer["training"]) == ("the book's", "longer")
+    assert longer["steps"] == 2 * short["steps"] and longer["energy drift (%)"] is None
+    assert longer["largest mass-ratio error (%)"] == pytest.approx(
+        100 * study.mass_ratio_rows(tiny_results.long, "BP5")[0]["largest error"])
+    with pytest.raises(ValueError, match="^grid must hold one run"):
+        study.longer_rows(grid[1:], tiny_results.long)
     (ratios,) = study.mass_ratio_rows(grid, "BP5")
     assert ratios["model"] == "CM-CD-CLNN" and ratios["ratios"][0] == 1.0
     assert ratios["authors' ratios"][1] == pytest.approx(2.0001)

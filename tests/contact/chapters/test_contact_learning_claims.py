@@ -90,6 +90,19 @@ def test_mass_ratios_within_one_percent_and_the_bd5_sentence():
     fails, bd5 = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000)
     assert not _valid(fails).holds and fails.numbers == {"bp5_worst": pytest.approx(92.29)}
     assert fails.why == "The largest error is 92.29 % after 2 optimiser steps (the paper: 4000)."
+    assert fails.cause == "open"
+    # Trained longer, the ratios are right: the book's training length fails the claim.
+    longer = [{"task": "BP5", "training": "the book's", "steps": 2,
+               "largest mass-ratio error (%)": 92.29},
+              {"task": "BP5", "training": "longer", "steps": 8,
+               "largest mass-ratio error (%)": 0.5}]
+    setup, _ = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, longer)
+    assert setup.cause == "setup" and setup.why.endswith(
+        "Trained for 8 steps, CM-CD-CLNN's largest error is 0.50 %: the book's training is too "
+        "short for the ratios.")
+    longer[1]["largest mass-ratio error (%)"] = 3.0
+    still, _ = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, longer)
+    assert still.cause == "open" and still.why.endswith("largest error is still 3.00 %.")
     assert "20.00 %: the ratios are not recovered either" in bd5
 
 
@@ -112,6 +125,17 @@ def test_energy_kept_by_cm_and_not_by_the_baselines():
     assert not fails.holds and fails.why == (
         "CP3-e: CM drift 0.6 (learned e 0.60–0.60, true 1), truth 0.004, baselines 0.5–0.5."
     )
+    assert fails.cause == "open"
+    # Trained longer, CM keeps the energy: the book's training length fails the claim.
+    longer = [{"task": "CP3-e", "training": "the book's", "steps": 2, "e": 0.6,
+               "energy drift (%)": 60.0},
+              {"task": "CP3-e", "training": "longer", "steps": 8, "e": 1.0,
+               "energy drift (%)": 1.0}]
+    setup = _valid(claims.energy_kept_claim(grid, ("CP3-e",), longer))
+    assert setup.cause == "setup" and setup.why.endswith(
+        "Longer: trained for 8 steps, CM-CD-CLNN on CP3-e learns e = 1.00 and drifts 1 %.")
+    longer[1]["energy drift (%)"] = 30.0
+    assert _valid(claims.energy_kept_claim(grid, ("CP3-e",), longer)).cause == "open"
     alone = _valid(claims.energy_kept_claim(grid[:1], ("CP3-e",)))
     assert not alone.holds and alone.ours == "not trained at this scale"
     assert "no CM model or no baseline trained" in alone.why

@@ -59,6 +59,7 @@ def test_runs_prose_counts_shared_jobs_once_and_skips_missing_evaluations():
         efficiency=[shared],
         lcp=[_result("CP3-e", "CM-CD-CLNN", skipped=3, diverged=5)],
         noise=[],
+        long=[],
     )
     assert prose.runs_prose(results) == {
         "n_runs": "3 training runs",

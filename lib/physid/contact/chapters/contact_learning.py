@@ -51,6 +51,8 @@ __all__ = [
     "loglog_slope",
     "mass_ratio_rows",
     "noise_jobs",
+    "long_jobs",
+    "longer_rows",
     "lcp_jobs",
     "run",
     "run_all",
@@ -149,6 +151,9 @@ class LearnSizes(Sizes):
         lcp_tasks: tasks trained on LCP-generated data (robustness).
         noise_tasks: tasks trained on noisy data (robustness).
         noise_levels: standard deviations of that noise.
+        long_tasks: tasks on which CM-CD-CLNN is also trained ``long_factor`` times as many
+            epochs (an ablation of the training length; a factor of 1 repeats the grid's run).
+        long_factor: how many times the epochs of those runs.
         scaling_nodes: rope sizes of Table 3.
         scaling_batch: chunks per timed iteration in Table 3.
         scaling_repeats: timed iterations per rope size (the median is reported).
@@ -171,6 +176,8 @@ class LearnSizes(Sizes):
     lcp_tasks: tuple[str, ...]
     noise_tasks: tuple[str, ...]
     noise_levels: tuple[float, ...]
+    long_tasks: tuple[str, ...]
+    long_factor: int
     scaling_nodes: tuple[int, ...]
     scaling_batch: int
     scaling_repeats: int
@@ -179,7 +186,8 @@ class LearnSizes(Sizes):
 
     def check(self) -> None:
         tuples = ("tasks", "models", "efficiency_sizes", "efficiency_models", "lcp_tasks")
-        tuples += ("noise_tasks", "noise_levels", "scaling_nodes")
+        tuples += ("noise_tasks", "noise_levels", "scaling_nodes", "long_tasks")
+        check_count("long_factor", self.long_factor)
         check_device("device", self.device)
         for name in tuples:
             if not isinstance(getattr(self, name), tuple) or not getattr(self, name):
@@ -193,7 +201,7 @@ class LearnSizes(Sizes):
             for model in getattr(self, name):
                 if model not in MODELS:
                     raise ValueError(f"{name} has an unknown model {model!r}")
-        for name in ("tasks", "lcp_tasks", "noise_tasks"):
+        for name in ("tasks", "lcp_tasks", "noise_tasks", "long_tasks"):
             for task in getattr(self, name):
                 if task not in TASK_NAMES:
                     raise ValueError(f"{name} has an unknown task {task!r}")
@@ -222,6 +230,8 @@ SIZES = SizeTable(
         lcp_tasks=("CP3-e",),
         noise_tasks=("CP3-e",),
         noise_levels=(0.01,),
+        long_tasks=("BP5",),
+        long_factor=2,
         scaling_nodes=(10, 20, 40),
         scaling_batch=4,
         scaling_repeats=5,
@@ -243,6 +253,8 @@ SIZES = SizeTable(
         lcp_tasks=("CP3", "CP3-e"),
         noise_tasks=("BP5-e", "CP3", "CP3-e"),
         noise_levels=(0.01,),
+        long_tasks=("BP5", "BP5-e"),
+        long_factor=4,
         scaling_nodes=ROPE_SCALING_NODES,
         scaling_batch=8,
         scaling_repeats=5,
@@ -264,6 +276,8 @@ SIZES = SizeTable(
         lcp_tasks=("BP5-e", "CP3", "CP3-e", "Gyro"),
         noise_tasks=("BP5-e", "CP3", "CP3-e"),
         noise_levels=(0.01, 0.05),
+        long_tasks=("BP5", "BP5-e"),
+        long_factor=1,
         scaling_nodes=ROPE_SCALING_NODES,
         scaling_batch=200,
         scaling_repeats=5,
@@ -330,6 +344,15 @@ def noise_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
         for task in s.noise_tasks
         for level in s.noise_levels
     ]
+
+
+def long_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
+    """CM-CD-CLNN on ``s.long_tasks`` with ``s.long_factor`` times the epochs: what a longer
+    training changes (the grid's run of the same task is the short one)."""
+    s = expect_sizes(s, LearnSizes)
+    seed = check_seed("seed", seed)
+    return [_job(s, task, "CM-CD-CLNN", seed, epochs=s.epochs * s.long_factor)
+            for task in s.long_tasks]
 
 
 def run(
@@ -463,6 +486,31 @@ def energy_drift(result: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
+def longer_rows(grid: Sequence[Mapping[str, Any]], long: Sequence[Mapping[str, Any]]
+                ) -> list[dict]:
+    """The training-length ablation: for each run of ``long`` (:func:`long_jobs`), the same
+    task and model from ``grid`` beside it, each with its optimiser steps, the learned e (mean
+    over the contact pairs), the largest mass-ratio error (%, BP5 and BD5) and the energy drift
+    (%, :func:`energy_drift`, the elastic tasks); None where a column does not apply."""
+    rows = []
+    for r in long:
+        task, model = _key(r)
+        short = [g for g in grid if _key(g) == (task, model)]
+        if len(short) != 1:
+            raise ValueError(f"grid must hold one run of {model} on {task}, got {len(short)}")
+        for label, result in (("the book's", short[0]), ("longer", r)):
+            ratios = mass_ratio_rows([result], task) if task in ("BP5", "BD5") else []
+            elastic = task in ELASTIC_TASKS and result["evaluation"] is not None
+            rows.append({
+                "task": task, "model": model, "training": label, "steps": int(result["steps"]),
+                "e": float(np.mean(result["learned"]["cor"])),
+                "largest mass-ratio error (%)": 100 * ratios[0]["largest error"] if ratios
+                else None,
+                "energy drift (%)": 100 * energy_drift(result)["predicted"] if elastic else None,
+            })
+    return rows
+
+
 def efficiency_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
     """Fig. 6: the "traj. rel. error" per model and number of training trajectories."""
     rows = []
@@ -543,6 +591,7 @@ class StudyResults:
     efficiency: list[dict[str, Any]]
     lcp: list[dict[str, Any]]
     noise: list[dict[str, Any]]
+    long: list[dict[str, Any]]
 
     def find(self, part: str, **job: Any) -> dict[str, Any]:
         """The one result of ``part`` whose job has the given values."""
@@ -562,6 +611,7 @@ def run_all(s: LearnSizes, seed: int, progress: bool = False) -> StudyResults:
         "efficiency": efficiency_jobs(s, seed),
         "lcp": lcp_jobs(s, seed),
         "noise": noise_jobs(s, seed),
+        "long": long_jobs(s, seed),
     }
     unique: dict[str, dict[str, Any]] = {}
     for jobs in parts.values():

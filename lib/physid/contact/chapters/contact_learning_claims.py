@@ -193,11 +193,16 @@ def learned_mu_e_claim(coefficients: Sequence[Mapping[str, Any]], steps: int, lr
 
 
 def mass_ratio_claim(bp5: Sequence[Mapping[str, Any]], bd5: Sequence[Mapping[str, Any]],
-                     steps: int, paper_steps: int) -> tuple[Verdict, str]:
+                     steps: int, paper_steps: int, longer: Sequence[Mapping[str, Any]] = ()
+                     ) -> tuple[Verdict, str]:
     """Appendix I: every CM model's mass ratios on BP5 within :data:`RATIO_TOL` of the truth;
     ``bp5`` and ``bd5`` are the rows of
     :func:`~physid.contact.chapters.contact_learning.mass_ratio_rows` on BP5 and BD5, after
     ``steps`` optimiser steps (the paper's ``paper_steps``).
+
+    ``longer`` (the rows of :func:`~physid.contact.chapters.contact_learning.longer_rows`)
+    separates the cause of a failure: where CM-CD-CLNN trained longer on BP5 meets the
+    criterion, the book's training length is what fails it (``"setup"``).
 
     Returns the verdict and the sentence on BD5, whose ratios the authors did not recover."""
     cm_bp5 = [r for r in bp5 if r["model"] in CM_MODELS]
@@ -214,6 +219,20 @@ def mass_ratio_claim(bp5: Sequence[Mapping[str, Any]], bd5: Sequence[Mapping[str
         )
     else:
         bd5_sentence = "BD5 is not trained at this scale."
+    why = f"The largest error is {100 * worst:.2f} % after {steps} optimiser steps (the paper: " \
+        f"{paper_steps})."
+    cause = "open"
+    long = [r for r in longer if r["task"] == "BP5" and r["training"] == "longer"
+            and r["largest mass-ratio error (%)"] is not None]
+    if long and not holds:
+        error, long_steps = long[0]["largest mass-ratio error (%)"], long[0]["steps"]
+        if error <= 100 * RATIO_TOL:
+            cause = "setup"
+            why += (f" Trained for {long_steps} steps, CM-CD-CLNN's largest error is "
+                    f"{error:.2f} %: the book's training is too short for the ratios.")
+        else:
+            why += (f" Trained for {long_steps} steps, CM-CD-CLNN's largest error is still "
+                    f"{error:.2f} %.")
     verdict = Verdict(
         "zhong2021-bp5-mass-ratio",
         "The CM models recover BP5's mass ratios 1 : 2 : 6 : 8 : 10 (Appendix I).",
@@ -221,19 +240,24 @@ def mass_ratio_claim(bp5: Sequence[Mapping[str, Any]], bd5: Sequence[Mapping[str
         ours=f"largest relative error {100 * worst:.2f} % over {len(cm_bp5)} CM models",
         criterion=f"every CM/CMr model's mass ratios within {100 * RATIO_TOL:.0f} % of the truth",
         holds=holds,
-        cause="open",
-        why="" if holds else f"The largest error is {100 * worst:.2f} % after {steps} optimiser "
-        f"steps (the paper: {paper_steps}).",
+        cause=cause,
+        why="" if holds else why,
         numbers={"bp5_worst": 100 * worst},
     )
     return verdict, bd5_sentence
 
 
-def energy_kept_claim(grid: Sequence[Mapping[str, Any]], elastic: Sequence[str]) -> Verdict:
+def energy_kept_claim(grid: Sequence[Mapping[str, Any]], elastic: Sequence[str],
+                      longer: Sequence[Mapping[str, Any]] = ()) -> Verdict:
     """Fig. 5: on each task of ``elastic``, every CM model's energy drift
     (:func:`~physid.contact.chapters.contact_learning.energy_drift`) over the test horizon is
     at most the truth's plus :data:`ENERGY_TOL`, and every baseline's exceeds the best CM
-    model's; ``grid`` holds the training results of every task and model."""
+    model's; ``grid`` holds the training results of every task and model.
+
+    ``longer`` (the rows of :func:`~physid.contact.chapters.contact_learning.longer_rows`)
+    separates the cause: where every failing task has a longer-trained CM model whose drift is
+    within the truth's plus the tolerance, the book's training length is what fails the claim
+    (``"setup"``); the longer runs are reported in ``why`` either way."""
     drift = {(r["job"]["task"], r["job"]["model"]): energy_drift(r) for r in grid
              if r["job"]["task"] in elastic and r["evaluation"] is not None}
     problems = []
@@ -255,6 +279,16 @@ def energy_kept_claim(grid: Sequence[Mapping[str, Any]], elastic: Sequence[str])
                 f"baselines {min(base.values()):.2g}–{max(base.values()):.2g}"
             )
     holds = not problems
+    failing = [p.split(":")[0] for p in problems]
+    truths = {t: d["truth"] for (t, _), d in drift.items()}
+    long = {r["task"]: r for r in longer if r["training"] == "longer"
+            and r["energy drift (%)"] is not None and r["task"] in failing}
+    fixed = [t for t, r in long.items()
+             if r["energy drift (%)"] <= 100 * (truths.get(t, math.inf) + ENERGY_TOL)]
+    cause = "setup" if failing and len(fixed) == len(failing) else "open"
+    trained_longer = "; ".join(
+        f"trained for {r['steps']} steps, CM-CD-CLNN on {t} learns e = {r['e']:.2f} and drifts "
+        f"{r['energy drift (%)']:.2g} %" for t, r in long.items())
     cm_drifts = [d["predicted"] for (_, m), d in drift.items() if m in CM_MODELS]
     base_drifts = [d["predicted"] for (_, m), d in drift.items() if m in BASELINES]
     return Verdict(
@@ -269,8 +303,9 @@ def energy_kept_claim(grid: Sequence[Mapping[str, Any]], elastic: Sequence[str])
         "trajectories, relative to their mean |E(0)|, is at most the truth's plus "
         f"{100 * ENERGY_TOL:.0f} %, and every baseline's exceeds the best CM model's",
         holds=holds,
-        cause="open",
-        why="" if holds else "; ".join(problems) + ".",
+        cause=cause,
+        why="" if holds else "; ".join(problems) + "."
+        + (f" Longer: {trained_longer}." if trained_longer else ""),
         numbers={
             "cm_drift": 100 * max(cm_drifts) if cm_drifts else math.nan,
             "base_drift": 100 * min(base_drifts) if base_drifts else math.nan,

@@ -12,6 +12,7 @@ and :class:`ExplorerRollouts` rolls a trained model out for the chapter's explor
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -43,7 +44,8 @@ def optimiser_steps(s: LearnSizes) -> int:
 
 def sizes_prose(s: LearnSizes, paper: LearnSizes) -> dict[str, Any]:
     """The sizes of this scale ``s`` beside the paper's, the rope and the grid this scale
-    trains, and what its learning rate means when it is not the authors'."""
+    trains, what its learning rate means when it is not the authors', and how many times longer
+    the training-length ablation trains."""
     steps, paper_steps = optimiser_steps(s), optimiser_steps(paper)
     if s.lr == paper.lr:
         lr_sentence = "The learning rate is the authors' as well."
@@ -71,6 +73,7 @@ def sizes_prose(s: LearnSizes, paper: LearnSizes) -> dict[str, Any]:
         "steps_per_run": steps,
         "paper_steps": paper_steps,
         "lr_sentence": lr_sentence,
+        "long_factor": s.long_factor,
     }
 
 
@@ -78,7 +81,7 @@ def runs_prose(results: StudyResults) -> dict[str, Any]:
     """How the training went: the distinct runs (a job shared by two studies counts once),
     the optimiser steps skipped over all the studies' results, and the grid's cvxpylayers
     fallbacks and diverged test rollouts (a grid run without an evaluation has none)."""
-    parts = (results.grid, results.efficiency, results.lcp, results.noise)
+    parts = [getattr(results, f.name) for f in dataclasses.fields(results)]  # every study
     every = [r for part in parts for r in part]
     runs = len({repr(sorted(r["job"].items())) for r in every})
     evaluations = [r["evaluation"] for r in results.grid if r["evaluation"] is not None]
