@@ -183,26 +183,28 @@ def test_feature_contrast_refuses_a_map_of_another_object():
         feature_contrast("spoon", np.ones(3))
 
 
-def test_a_part_two_estimator_runs_on_the_pushing_target():
+@pytest.fixture(scope="module")
+def tiny_target():
+    """One 0.2 s push of a 1 × 2 box in the rigid engine, as a pushing target."""
     obj = rectangle(1, 2, 0.02, 1.0, 0.4)
     push = random_pushes(obj, 1, seed=3, duration=0.2)
     data = observe(obj, push, torch.tensor([1.0, 2.0], dtype=F64),
                    torch.tensor([0.3, 0.6], dtype=F64), world="rigid")
-    target = PushingTarget(data)
+    return PushingTarget(data)
+
+
+def test_a_part_two_estimator_runs_on_the_pushing_target(tiny_target):
+    target = tiny_target
     estimator = make_estimator("SVGD", target, n_particles=4, seed=0)
     history = estimator.run(2, progress=False)
     final = history.final()
-    assert final.shape == (4, 2 * len(obj))
+    assert final.shape == (4, 2 * target.k)
     assert np.isfinite(final).all()
     assert not np.allclose(final, history.particles[0])
 
 
-def test_laplace_spread_is_the_priors_without_curvature_and_shrinks_with_it():
-    obj = rectangle(1, 2, 0.02, 1.0, 0.4)
-    push = random_pushes(obj, 1, seed=3, duration=0.2)
-    data = observe(obj, push, torch.tensor([1.0, 2.0], dtype=F64),
-                   torch.tensor([0.3, 0.6], dtype=F64), world="rigid")
-    target = PushingTarget(data)
+def test_laplace_spread_is_the_priors_without_curvature_and_shrinks_with_it(tiny_target):
+    target = tiny_target
     x = torch.tensor([0.2, 0.6, 0.3, 0.7], dtype=F64)
     flat, negative = laplace_spread(target, x, torch.zeros(4, 4, dtype=F64))
     assert negative == 0
