@@ -36,8 +36,10 @@ last state as the only state output; fused multiply-adds and reassociation
 (``fastmath`` without the no-NaN and no-infinity flags, so a diverging particle still gives
 ``nan``) took the kernel from 3.6 to 3.4 ms. Each trigonometric value is computed once per
 step and passed on (``_trig``): that changed little. ``torch.compile`` of the same elementwise
-step, as the pendulum's rollout does it, was not tried: numba is already Part I's compiler
-and its kernels are cached on disk, so a process pays no compile once a machine has one.
+step was not tried: numba is already Part I's compiler and its kernels are cached on disk, so
+a process pays no compile once a machine has one. The lanes run one at a time here; the
+pendulum's kernel (:mod:`physid.inference.pendulum_kernel`) runs them in vectorised blocks,
+which the box's target did not need.
 """
 
 from __future__ import annotations
