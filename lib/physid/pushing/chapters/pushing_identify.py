@@ -519,11 +519,11 @@ def laplace_spread(target: PushingTarget, x: torch.Tensor, hessian: torch.Tensor
     of the share), and the number of negative eigenvalues of ``hessian``.
 
     ``hessian`` (2k, 2k) is that of the negative log-likelihood at ``x``
-    (:meth:`PushingTarget.hessian`); with its eigenpairs ``(λ, V)`` the posterior is
-    approximated by ``N(x, Σ)``, ``Σ = V diag(1 / (max(λ, 0) + 12)) Vᵀ``: a direction of
-    negative curvature keeps the prior's variance only (1/12, the uniform prior on the unit
-    box, :data:`UNIT_BOX_PRECISION`). The share's spread is ``k √diag(J Σ Jᵀ)``, ``J`` the
-    Jacobian of :func:`identifiable_map` at ``x``."""
+    (:meth:`~physid.pushing.target.PushingTarget.hessian`); with its eigenpairs ``(λ, V)`` the
+    posterior is approximated by ``N(x, Σ)``, ``Σ = V diag(1 / (max(λ, 0) + 12)) Vᵀ``: a
+    direction of negative curvature keeps the prior's variance only (1/12, the uniform prior on
+    the unit box, :data:`UNIT_BOX_PRECISION`). The share's spread is ``k √diag(J Σ Jᵀ)``, ``J`` the
+    Jacobian of :func:`~physid.pushing.target.identifiable_map` at ``x``."""
     if not isinstance(target, PushingTarget):
         raise TypeError(f"target must be a PushingTarget, got {type(target).__name__}")
     x = target.check_particles(torch.as_tensor(x).reshape(1, -1), "x")[0]
