@@ -45,7 +45,12 @@ def test_cem_collapse_is_judged_on_the_widest_run():
 
 def test_bayessim_within_a_kl_of_one():
     assert _valid(claims.bayessim_claim(KL, 100, 10)).holds
-    assert not _valid(claims.bayessim_claim({**KL, "BayesSim": 1.5}, 100, 10)).holds
+    fails = _valid(claims.bayessim_claim({**KL, "BayesSim": 1.5}, 100, 10))
+    assert not fails.holds and fails.why == (
+        "With 100 simulations and 10 training epochs the density network does not learn the "
+        "posterior on average; whether more would is not measured.")
+    seeds = _valid(claims.bayessim_claim({**KL, "BayesSim": 1.5}, 100, 10, [0.1, 2.9, 1.5]))
+    assert "Per seed its KL is 0.10, 2.90, 1.50: where the density network's training" in seeds.why
 
 
 def test_within_limits_allows_one_percent_of_the_range():

@@ -109,6 +109,9 @@ SIZES = SizeTable(
         multimodal_iterations=400,
         multimodal_steps=300,
         landscape_points=61,
+        # Three seeds, as the paper scale: one seed's BayesSim KL moved from 0.33 to 2.29 when
+        # its simulations changed by 1e-12 (a kernel's rounding; README, Results).
+        seeds=(0, 1, 2),
         n_jobs=2,
     ),
     paper=SyntheticSizes(
