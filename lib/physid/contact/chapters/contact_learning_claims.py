@@ -260,12 +260,12 @@ def energy_kept_claim(grid: Sequence[Mapping[str, Any]], elastic: Sequence[str],
     (``"setup"``); the longer runs are reported in ``why`` either way."""
     drift = {(r["job"]["task"], r["job"]["model"]): energy_drift(r) for r in grid
              if r["job"]["task"] in elastic and r["evaluation"] is not None}
-    problems = []
+    problems: dict[str, str] = {}  # failing task → what failed there
     for task in elastic:
         cm = {m: d["predicted"] for (t, m), d in drift.items() if t == task and m in CM_MODELS}
         base = {m: d["predicted"] for (t, m), d in drift.items() if t == task and m in BASELINES}
         if not cm or not base:
-            problems.append(f"{task}: no CM model or no baseline trained")
+            problems[task] = f"{task}: no CM model or no baseline trained"
             continue
         truth = next(d["truth"] for (t, _), d in drift.items() if t == task)
         kept = all(v <= truth + ENERGY_TOL for v in cm.values())
@@ -273,13 +273,13 @@ def energy_kept_claim(grid: Sequence[Mapping[str, Any]], elastic: Sequence[str],
         if not (kept and drifting):
             learned_e = [float(np.mean(r["learned"]["cor"])) for r in grid
                          if r["job"]["task"] == task and r["job"]["model"] in CM_MODELS]
-            problems.append(
+            problems[task] = (
                 f"{task}: CM drift {max(cm.values()):.2g} (learned e "
                 f"{min(learned_e):.2f}–{max(learned_e):.2f}, true 1), truth {truth:.2g}, "
                 f"baselines {min(base.values()):.2g}–{max(base.values()):.2g}"
             )
     holds = not problems
-    failing = [p.split(":")[0] for p in problems]
+    failing = list(problems)
     truths = {t: d["truth"] for (t, _), d in drift.items()}
     long = {r["task"]: r for r in longer if r["training"] == "longer"
             and r["energy drift (%)"] is not None and r["task"] in failing}
@@ -304,7 +304,7 @@ def energy_kept_claim(grid: Sequence[Mapping[str, Any]], elastic: Sequence[str],
         f"{100 * ENERGY_TOL:.0f} %, and every baseline's exceeds the best CM model's",
         holds=holds,
         cause=cause,
-        why="" if holds else "; ".join(problems) + "."
+        why="" if holds else "; ".join(problems.values()) + "."
         + (f" Longer: {trained_longer}." if trained_longer else ""),
         numbers={
             "cm_drift": 100 * max(cm_drifts) if cm_drifts else math.nan,
