@@ -24,6 +24,25 @@ def test_interleaved_runs_contenders_in_turn_and_checks_arguments():
         interleaved({})
 
 
+def test_interleaved_min_seconds_calls_a_fast_contender_in_runs_and_a_slow_one_once():
+    import time
+
+    calls = []
+
+    def slow():
+        calls.append("slow")
+        time.sleep(0.02)
+
+    timings = interleaved({"fast": lambda: calls.append("fast"), "slow": slow}, min_seconds=0.01)
+    # warm-up and the sizing call of each, then per repeat a run of fast calls and one slow
+    runs = "".join("f" if c == "fast" else "s" for c in calls[4:])
+    assert runs.count("s") == MIN_REPEATS and all(len(r) > 1 for r in runs.split("s")[:-1])
+    assert timings["slow"].median >= 0.02 > 10 * timings["fast"].median
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="min_seconds"):
+            interleaved({"a": lambda: None}, min_seconds=bad)
+
+
 def test_ratio_is_taken_repeat_by_repeat_and_judged_on_the_median():
     slow = Timing((10.0, 12.0, 30.0, 11.0, 10.0))
     fast = Timing((1.0, 1.0, 1.0, 1.0, 2.0))

@@ -309,3 +309,58 @@ def test_lanes_in_partial_blocks_match_autograd(lanes):
         results.append((states, last, squares, *torch.autograd.grad(loss, (th, st))))
     for ours, reference in zip(*results, strict=True):
         torch.testing.assert_close(ours, reference, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "names, point_mass, fixed",
+    [
+        (ALL_PARAMETERS, False, {}),
+        (("m1", "I1", "c1x", "c1y", "d1", "l1", "m2", "I2", "c2x", "c2y", "d2"), False, {}),
+        (("l1", "l2"), True, {}),
+        (("c1x", "l1", "m2"), True, {"m1": 0.3}),
+        (("m2", "c2y"), False, {"l1": 0.2, "d2": 0.05}),
+    ],
+)
+def test_compiled_constants_and_their_jacobian_equal_the_torch_formulas(names, point_mass, fixed):
+    """The kernel's constants (one call, Jacobian by hand) equal DoublePendulum.constants and
+    its autograd gradient, for any estimated subset, fixed values and the point-mass model."""
+    model = DoublePendulum(names, point_mass=point_mass, fixed=fixed, compiled=True)
+    gen = torch.Generator().manual_seed(len(names))
+    theta = (0.05 + 0.3 * torch.rand(4, 3, len(names), generator=gen, dtype=torch.float64))
+    theta.requires_grad_(True)
+    reference = torch.stack(torch.broadcast_tensors(*model.constants(theta)), -1)
+    ours = model._values(theta)
+    torch.testing.assert_close(ours, reference, rtol=1e-15, atol=1e-15)
+    weights = torch.randn(reference.shape, generator=gen, dtype=torch.float64)
+    g_ours = torch.autograd.grad((ours * weights).sum(), theta)[0]
+    g_reference = torch.autograd.grad((reference * weights).sum(), theta)[0]
+    torch.testing.assert_close(g_ours, g_reference, rtol=1e-13, atol=1e-13)
+
+
+def test_gathered_measurements_are_reused_only_while_they_are_the_same():
+    """The kernel reuses its gather of the measurements into the blocks' order between calls
+    with equal measurements and rows, and gathers afresh when either changes (also when the
+    same tensor was changed in place)."""
+    eager, theta = rigid_model(5e-3)
+    model = dataclasses.replace(eager, compiled=True)
+    gen = torch.Generator().manual_seed(5)
+    s0 = torch.randn(40, 2, 4, dtype=torch.float64, generator=gen)
+    measured = torch.randn(2, 6, 4, dtype=torch.float64, generator=gen)
+    weight = torch.ones(4, dtype=torch.float64)
+
+    def both():
+        ours = model.rollout_residuals(theta, s0, 6, None, measured, weight)[1]
+        states = eager.simulate_autograd(theta, s0, 6)
+        return ours, ((states - measured) * weight).square().sum((-1, -2))
+
+    first = both()
+    torch.testing.assert_close(*first, rtol=1e-12, atol=1e-12)
+    kept = pendulum_kernel._GATHERED[0][2]
+    torch.testing.assert_close(*both(), rtol=1e-12, atol=1e-12)
+    assert pendulum_kernel._GATHERED[0][2] is kept  # reused
+    measured[1, 3, 2] += 1.0  # in place: the same tensor, new values
+    second = both()
+    torch.testing.assert_close(*second, rtol=1e-12, atol=1e-12)
+    assert not torch.equal(second[0], first[0]) and pendulum_kernel._GATHERED[0][2] is not kept
+    s0 = s0[:, :1]  # other lanes, other rows
+    torch.testing.assert_close(*both(), rtol=1e-12, atol=1e-12)

@@ -12,6 +12,7 @@ whether each of the book's performance targets is met.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from physid.book.tables import format_text
-from physid.core.validate import check_count
+from physid.core.validate import check_count, check_positive
 
 BENCH_DIR = Path("_build") / "benchmarks"
 
@@ -57,26 +58,39 @@ def interleaved(
     repeat: int = MIN_REPEATS,
     number: int = 1,
     warmup: bool = True,
+    min_seconds: float | None = None,
 ) -> dict[str, Timing]:
     """Seconds per call of each contender, measured in turn ``repeat`` times.
 
     Each repeat times ``number`` calls of every contender, one contender after the other, so
     that slow spells of the machine fall on all of them; one warm-up call of each comes first.
+    With ``min_seconds``, each contender is instead called, within a repeat, as many times in a
+    row as fill ``min_seconds`` (judged from one timed call after the warm-up, as ``timeit``'s
+    autorange does): a call of a few milliseconds is then timed as a loop calls it, and not as
+    one call whose caches the previous contender's work has just emptied.
     """
     check_count("repeat", repeat, minimum=MIN_REPEATS)
     check_count("number", number, minimum=1)
+    if min_seconds is not None:
+        min_seconds = check_positive("min_seconds", min_seconds)
     if not contenders:
         raise ValueError("contenders must name at least one function to time")
     if warmup:
         for fn in contenders.values():
             fn()
+    numbers = dict.fromkeys(contenders, number)
+    if min_seconds is not None:
+        for name, fn in contenders.items():
+            start = time.perf_counter()
+            fn()
+            numbers[name] = max(1, math.ceil(min_seconds / (time.perf_counter() - start)))
     samples: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(repeat):
         for name, fn in contenders.items():
             start = time.perf_counter()
-            for _ in range(number):
+            for _ in range(numbers[name]):
                 fn()
-            samples[name].append((time.perf_counter() - start) / number)
+            samples[name].append((time.perf_counter() - start) / numbers[name])
     return {name: Timing(tuple(values)) for name, values in samples.items()}
 
 

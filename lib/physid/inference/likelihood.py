@@ -392,6 +392,8 @@ class TrajectoryLikelihood(Target):
         """The sum (mixture, logsumexp) or the product over the references, Eq. (inf-combine)."""
         if self.combine == "product":
             return per_ref.sum(-1)
+        if per_ref.shape[-1] == 1:  # one reference: the mixture is that reference
+            return per_ref[..., 0]
         return torch.logsumexp(per_ref, -1) - math.log(per_ref.shape[-1])
 
     def _log_likelihood(self, x: Tensor) -> Tensor:

@@ -30,6 +30,7 @@ reference, and what runs elsewhere (``compiled=False``, or tensors on a GPU).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,21 +45,9 @@ from physid.inference import pendulum_kernel
 from physid.inference.lanes import can_run, fit_arrays, lane_index
 from physid.inference.lanes import rollout as lane_rollout
 
-#: Every quantity the model knows, in a fixed order.
-ALL_PARAMETERS: tuple[str, ...] = (
-    "l1",
-    "m1",
-    "I1",
-    "c1x",
-    "c1y",
-    "d1",
-    "l2",
-    "m2",
-    "I2",
-    "c2x",
-    "c2y",
-    "d2",
-)
+#: Every quantity the model knows, in a fixed order (the compiled kernel's,
+#: :data:`~physid.inference.pendulum_kernel.QUANTITIES`).
+ALL_PARAMETERS: tuple[str, ...] = pendulum_kernel.QUANTITIES
 
 #: The 11 parameters of the paper's real-data experiment and their limits (appendix Table 1), in
 #: the table's order. The paper's "link 2 length" is ``l1``, the offset of joint 2 along link 1:
@@ -201,16 +190,31 @@ class DoublePendulum:
                 f"theta must have a last axis of {self.dim} ({', '.join(self.names)}), "
                 f"got shape {tuple(theta.shape)}"
             )
+        source, base = self._layout
+        batch, kind = theta.shape[:-1], {"dtype": theta.dtype, "device": theta.device}
+        return {
+            n: theta[..., source[q]] if source[q] >= 0 else torch.full(batch, base[q], **kind)
+            for q, n in enumerate(ALL_PARAMETERS)
+        }
+
+    @functools.cached_property
+    def _layout(self) -> tuple[np.ndarray, np.ndarray]:
+        """Where each of the twelve quantities (:data:`ALL_PARAMETERS`) comes from: its column
+        of ``theta`` (−1 for none) and its value where it has none. With ``point_mass`` each
+        link's centre of mass is at its tip (``c_ix = l_i``) and ``c_iy = I_i = 0``. (A frozen
+        dataclass may cache: ``cached_property`` writes the instance's ``__dict__``.)"""
         values = {**DEFAULTS, **self.fixed}
-        batch = theta.shape[:-1]
-        out = {n: theta[..., i] for i, n in enumerate(self.names)}
-        for n in ALL_PARAMETERS:
-            if n not in out:
-                out[n] = torch.full(batch, float(values[n]), dtype=theta.dtype, device=theta.device)
+        source = {n: (self.names.index(n) if n in self.names else -1) for n in ALL_PARAMETERS}
+        base = {n: float(values[n]) for n in ALL_PARAMETERS}
         if self.point_mass:
-            zero = torch.zeros_like(out["l1"])
-            out.update(c1x=out["l1"], c1y=zero, I1=zero, c2x=out["l2"], c2y=zero, I2=zero)
-        return out
+            for link in ("1", "2"):
+                source[f"c{link}x"], base[f"c{link}x"] = source[f"l{link}"], base[f"l{link}"]
+                for n in (f"c{link}y", f"I{link}"):
+                    source[n], base[n] = -1, 0.0
+        return (
+            np.array([source[n] for n in ALL_PARAMETERS]),
+            np.array([base[n] for n in ALL_PARAMETERS]),
+        )
 
     def constants(self, theta: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """The ten per-link constants the step uses (differentiable in ``theta``).
@@ -234,6 +238,30 @@ class DoublePendulum:
         gy2 = g * p["m2"] * p["c2y"]
         return (m11, m22, kc, ks, gx1, gy1, gx2, gy2, p["d1"], p["d2"])
 
+    def _values(self, theta: torch.Tensor) -> torch.Tensor:
+        """:meth:`constants` stacked (..., 10) for the compiled kernel (``theta`` float64 on
+        the CPU): one autograd node, the formulas and their Jacobian from
+        :func:`~physid.inference.pendulum_kernel.constants`."""
+        source, base = self._layout
+        return _Constants.apply(theta, source, base, self.gravity)
+
+    def _roll(
+        self,
+        theta: torch.Tensor,
+        s0: torch.Tensor,
+        n_steps: int,
+        measured: torch.Tensor | None = None,
+        weight: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The rollout (and, with ``measured``, the residuals) compiled where it can run, else
+        in eager torch: :func:`_compiled_rollout`'s results."""
+        if self._compiled() and can_run(theta, s0, *([] if measured is None else [measured])):
+            return _compiled_rollout(self._values(theta), s0, n_steps, self.dt, measured, weight)
+        states = _eager_rollout(self.constants(theta), s0, n_steps, self.dt)
+        if measured is None:
+            return states, None
+        return states[..., -1, :], ((states - measured) * weight).square().sum((-1, -2))
+
     def simulate(
         self, theta: torch.Tensor, s0: torch.Tensor | Sequence[float], n_steps: int
     ) -> torch.Tensor:
@@ -245,7 +273,7 @@ class DoublePendulum:
         """
         theta = self.check_theta(theta)
         s0 = _check_state(s0)
-        return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=self._compiled())
+        return self._roll(theta, s0, _check_steps(n_steps))[0]
 
     def rollout(
         self, theta: torch.Tensor, s0: torch.Tensor, n_steps: int, u: torch.Tensor | None = None
@@ -255,7 +283,7 @@ class DoublePendulum:
         pendulum has no input: ``u`` must be None."""
         if u is not None:
             raise ValueError(f"u must be None: the double pendulum has no input, got {u!r}")
-        return rollout(self.constants(theta), s0, n_steps, self.dt, compiled=self._compiled())
+        return self._roll(theta, s0, _check_steps(n_steps))[0]
 
     def rollout_residuals(
         self,
@@ -272,11 +300,7 @@ class DoublePendulum:
         state): compiled, the sum is taken inside the rollout's loop."""
         if u is not None:
             raise ValueError(f"u must be None: the double pendulum has no input, got {u!r}")
-        consts = self.constants(theta)
-        if self._compiled() and can_run(s0, *consts, measured, weight):
-            return _compiled_rollout(consts, s0, n_steps, self.dt, measured, weight)
-        states = _eager_rollout(consts, s0, n_steps, self.dt)
-        return states[..., -1, :], ((states - measured) * weight).square().sum((-1, -2))
+        return self._roll(theta, s0, n_steps, measured, weight)
 
     def _compiled(self) -> bool:
         return compiled_by_default() if self.compiled is None else self.compiled
@@ -387,20 +411,42 @@ def _eager_rollout(
     return torch.stack(states, -2)
 
 
+class _Constants(torch.autograd.Function):
+    """``theta`` (..., dim) → the ten constants (..., 10), differentiable (see
+    :meth:`DoublePendulum._values`)."""
+
+    @staticmethod
+    def forward(ctx, theta, source, base, gravity):
+        flat = theta.detach().reshape(-1, theta.shape[-1]).contiguous().numpy()
+        values = np.empty((flat.shape[0], pendulum_kernel.N_CONSTANTS))
+        jacobian = np.empty((flat.shape[0], pendulum_kernel.N_CONSTANTS, flat.shape[1]))
+        pendulum_kernel.constants(flat, source, base, gravity, values, jacobian)
+        ctx.jacobian, ctx.shape = jacobian, theta.shape
+        return torch.from_numpy(values).reshape(*theta.shape[:-1], pendulum_kernel.N_CONSTANTS)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        flat = grad.reshape(-1, pendulum_kernel.N_CONSTANTS).contiguous().numpy()
+        g_theta = np.empty(ctx.jacobian.shape[::2])
+        pendulum_kernel.constants_vjp(flat, ctx.jacobian, g_theta)
+        return torch.from_numpy(g_theta).reshape(ctx.shape), None, None, None
+
+
 def _compiled_rollout(
-    consts: Sequence[torch.Tensor],
+    values: torch.Tensor,
     s0: torch.Tensor,
     n_steps: int,
     dt: float,
     measured: torch.Tensor | None = None,
     weight: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """The rollout by :mod:`physid.inference.pendulum_kernel`, one lane per entry of the
-    broadcast batch shape: the states and None, or with ``measured`` (..., T, 4) and
-    ``weight`` (4,), each lane's last state and its sum of squared weighted residuals."""
-    shape = np.broadcast_shapes(s0.shape[:-1], *(c.shape for c in consts))
+    """The rollout by :mod:`physid.inference.pendulum_kernel` with the constants ``values``
+    (..., 10), one lane per entry of the broadcast batch shape: the states and None, or with
+    ``measured`` (..., T, 4) and ``weight`` (4,), each lane's last state and its sum of squared
+    weighted residuals."""
+    shape = np.broadcast_shapes(s0.shape[:-1], values.shape[:-1])
     batch, shape, targets, weights = fit_arrays(measured, weight, (), shape, n_steps, STATE_SIZE)
-    values = torch.stack([c.expand(shape) for c in consts], -1)
     fixed = (targets, lane_index(shape, batch), weights)
     fit = measured is not None
     return lane_rollout(pendulum_kernel, s0, values, shape, fixed, dt, n_steps, fit)
@@ -419,5 +465,6 @@ def rollout(
     n_steps = _check_steps(n_steps)
     dt = check_positive("dt", dt)
     if compiled and can_run(s0, *consts):
-        return _compiled_rollout(consts, s0, n_steps, dt)[0]
+        values = torch.stack(torch.broadcast_tensors(*consts), -1)
+        return _compiled_rollout(values, s0, n_steps, dt)[0]
     return _eager_rollout(consts, s0, n_steps, dt)
