@@ -118,7 +118,9 @@ def sincos(x: float) -> tuple[float, float]:
     return sine, cosine
 
 
-@_jit
+# Without fast-math, and each formula in the order of the torch one: the constants are those
+# of DoublePendulum.constants to the last bit, so the compiled and eager rollouts start alike.
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def constants(theta, source, base, gravity, values, jacobian):
     """The ten constants of :meth:`DoublePendulum.constants
     <physid.inference.pendulum.DoublePendulum.constants>` for each row of ``theta`` (N, M),
@@ -138,7 +140,7 @@ def constants(theta, source, base, gravity, values, jacobian):
         m2, i2, c2x, c2y, d2 = p[7], p[8], p[9], p[10], p[11]
         d[:] = 0.0
         v = values[n]
-        v[0] = m1 * (c1x * c1x + c1y * c1y) + i1 + m2 * l1 * l1  # M11
+        v[0] = m1 * (c1x * c1x + c1y * c1y) + i1 + m2 * (l1 * l1)  # M11
         d[0, 0], d[0, 1], d[0, 2] = 2.0 * m2 * l1, c1x * c1x + c1y * c1y, 1.0
         d[0, 3], d[0, 4], d[0, 7] = 2.0 * m1 * c1x, 2.0 * m1 * c1y, l1 * l1
         v[1] = m2 * (c2x * c2x + c2y * c2y) + i2  # M22
