@@ -13,6 +13,7 @@ from physid.contact.model import (
     ContactSolverError,
     ContactSpace,
     SolverLog,
+    authors_target,
     contact_frame,
     penetration_target,
 )
@@ -165,3 +166,46 @@ def test_frame_gives_the_constrained_inverse_inertia():
     )
     dv = frame.velocity_change(torch.tensor([[[0.3, -0.2]]]))
     assert (G @ dv[..., None]).abs().max() < 1e-12  # the impulse respects the rod
+
+
+@pytest.mark.parametrize("rows, constraints", [(3, 0), (3, 2), (9, 0), (9, 2)])
+def test_authors_target_is_their_formula_and_lies_in_the_range_of_A(rows, constraints):
+    """The authors' projection of v*, written out as their two branches (contacts
+    outnumbering the freedoms or not), on random full-rank Jacobians: J (JᵀJ)⁻¹ Jᵀ v* or
+    v* − J Gᵀ (G Gᵀ)⁻¹ G Jᵀ (J Jᵀ)⁻¹ v* (with Gᵀ(GGᵀ)⁻¹G also removed in the tall case). It
+    lies in the range of A = J M̂⁻¹ Jᵀ; without constraints a wide J leaves v* as it is."""
+    g = torch.Generator().manual_seed(rows + constraints)
+    B, N = 5, 6
+    J = torch.randn(B, rows, N, generator=g)
+    v = torch.randn(B, rows, generator=g)[..., None]
+    G = torch.randn(B, constraints, N, generator=g) if constraints else None
+    ours = authors_target(v[..., 0], J, G)
+    if rows > N:  # least squares
+        u = torch.linalg.solve(J.mT @ J, J.mT @ v)
+    else:  # least norm
+        u = J.mT @ torch.linalg.solve(J @ J.mT, v)
+    if G is not None:
+        u = u - G.mT @ torch.linalg.solve(G @ G.mT, G @ u)
+    torch.testing.assert_close(ours, (J @ u)[..., 0], rtol=1e-10, atol=1e-10)
+    if G is None and rows <= N:
+        torch.testing.assert_close(ours, v[..., 0], rtol=1e-10, atol=1e-10)
+    frame = contact_frame(torch.eye(N), J, G)
+    A = frame.factor.mT @ frame.factor
+    in_range = A @ torch.linalg.pinv(A) @ ours[..., None]
+    torch.testing.assert_close(in_range[..., 0], ours, rtol=1e-8, atol=1e-8)
+    assert not authors_target(v[..., 0].requires_grad_(), J, G).requires_grad  # detached
+
+
+def test_authors_target_changes_only_the_constrained_data():
+    """Data made with the authors' projection of the target ("CM-authors") equal the book's
+    on BP5 (no equality constraints: both projections leave a reachable target alone) and
+    differ on the constrained CP3 once a contact penetrates."""
+    from physid.contact import datasets
+    from physid.contact.tasks import make_task
+
+    assert datasets.DATA_MODELS["CM-authors"]().authors_target
+    for name, equal in (("BP5", True), ("CP3", False)):
+        book = datasets.simulate_task(make_task(name), 2, 0, "CM")
+        theirs = datasets.simulate_task(make_task(name), 2, 0, "CM-authors")
+        assert bool(book.contact.any())
+        assert torch.equal(book.v, theirs.v) == equal

@@ -26,6 +26,7 @@ from physid.contact.model import (
     ContactSolverError,
     ContactSpace,
     SolverLog,
+    authors_target,
     check_inverse_inertia,
     contact_frame,
     penetration_target,
@@ -36,6 +37,10 @@ from physid.contact.rope import Rope
 from physid.contact.tasks import make_task
 
 F64 = torch.float64
+
+
+def zeros(*shape: int) -> torch.Tensor:
+    return torch.zeros(*shape, dtype=F64)
 BAD_NUMBERS = [math.nan, math.inf, -math.inf, -1.0]
 
 
@@ -195,6 +200,15 @@ def test_contact_model_accepts_numpy_and_torch_scalars():
             "fraction",
         ),
         (lambda: penetration_target(t([math.nan]), 2, 0.01), ValueError, "distance"),
+        (lambda: authors_target(zeros(1, 3), zeros(1, 2, 4)), ValueError, "target"),
+        (lambda: authors_target(zeros(1, 2), zeros(2, 4)), ValueError, "jacobian"),
+        (
+            lambda: authors_target(zeros(1, 2), zeros(1, 2, 4), zeros(1, 1, 3)),
+            ValueError,
+            "constraint_jacobian",
+        ),
+        (lambda: LCPModel(authors_target=1), TypeError, "authors_target"),
+        (lambda: ContactModel(authors_target="yes"), TypeError, "authors_target"),
         (lambda: check_inverse_inertia(torch.diag(t(1.0, -1.0))), ValueError, "inv_mass"),
         (lambda: check_inverse_inertia(t([1.0, 0.5], [0.0, 1.0])), ValueError, "inv_mass"),
         (lambda: check_inverse_inertia(torch.eye(2)[:, :1].double()), ValueError, "inv_mass"),

@@ -36,8 +36,15 @@ from physid.core.validate import (
     check_seed,
 )
 
-#: The contact models that can generate data.
-DATA_MODELS = ("CM", "LCP")
+#: The contact models that can generate data, by name: the book's contact model, the same with
+#: the authors' projection of the penetration target
+#: (:func:`~physid.contact.model.authors_target`, so that data of the constrained tasks are
+#: those of the authors' code), and the LCP model.
+DATA_MODELS: dict[str, Callable[[], ContactModel | LCPModel]] = {
+    "CM": ContactModel,
+    "CM-authors": lambda: ContactModel(authors_target=True),
+    "LCP": LCPModel,
+}
 
 
 @dataclass(frozen=True)
@@ -165,12 +172,12 @@ def simulate_task(
     """
     if not isinstance(task, Task):
         raise TypeError(f"task must be a Task, got {type(task).__name__}")
-    check_choice("model", model, DATA_MODELS)
+    check_choice("model", model, tuple(DATA_MODELS))
     n = check_count("n", n, 1)
     seed = check_seed("seed", seed)
     rng = np.random.default_rng(seed)
     x0, v0 = task.system.sample_state(n, rng)
-    contact_model = ContactModel() if model == "CM" else LCPModel()
+    contact_model = DATA_MODELS[model]()
     with torch.no_grad():
         return simulate(
             task.system,
@@ -206,7 +213,7 @@ def generate(
         n_val: validation trajectories.
         n_test: test trajectories.
         seed: seed of the initial states (and, plus one, of the chunk choice).
-        model: ``"CM"`` or ``"LCP"``.
+        model: a name of :data:`DATA_MODELS`: ``"CM"``, ``"CM-authors"`` or ``"LCP"``.
         chunk_len: states per chunk.
         p_collision: probability of asking for a chunk with a collision.
         progress: show a progress bar.
@@ -220,7 +227,7 @@ def generate(
     if total == 0:
         raise ValueError("n_train + n_val + n_test must be positive, got 0 trajectories")
     seed = check_seed("seed", seed)
-    check_choice("model", model, DATA_MODELS)
+    check_choice("model", model, tuple(DATA_MODELS))
     chunk_len = check_count("chunk_len", chunk_len, 2)
     p_collision = check_in_range("p_collision", p_collision, 0.0, 1.0)
     rollout = simulate_task(task, total, seed, model, progress, on_event)

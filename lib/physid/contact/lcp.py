@@ -100,15 +100,20 @@ class LCPModel:
     Attributes:
         directions: friction directions per spatial contact (k = 3); planar contacts use 2.
         compensation: fraction of a penetration removed per step (the target v*), in [0, 1].
+        authors_target: project v* as the authors' code does
+            (:func:`~physid.contact.model.authors_target`), as for the contact model.
     """
 
     directions: int = 4
     compensation: float = COMPENSATION
+    authors_target: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "directions", check_count("directions", self.directions, 3))
         compensation = check_in_range("compensation", self.compensation, 0.0, 1.0)
         object.__setattr__(self, "compensation", compensation)
+        if not isinstance(self.authors_target, bool):
+            raise TypeError(f"authors_target must be True or False, got {self.authors_target!r}")
 
     def lcp(self, A: np.ndarray, v: np.ndarray, target: np.ndarray, mu, cor, k: int):
         """The LCP ``(M, q)`` of one sample and the map E from its unknowns to f."""

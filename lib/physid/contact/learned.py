@@ -326,7 +326,8 @@ def _hamiltonian_step(
     dt: float,
     field: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]],
 ) -> tuple[Tensor, Tensor]:
-    """One classical RK4 step of ``(ẋ, ṗ) = field(x, p)``."""
+    """One classical RK4 step of ``(ẋ, ṗ) = field(x, p)`` (the authors' code: Kutta's 3/8
+    rule, see :func:`~physid.contact.integrate.rk4_step`)."""
     k1x, k1p = field(x, p)
     k2x, k2p = field(x + 0.5 * dt * k1x, p + 0.5 * dt * k1p)
     k3x, k3p = field(x + 0.5 * dt * k2x, p + 0.5 * dt * k2p)

@@ -76,6 +76,7 @@ __all__ = [
     "VARIANTS",
     "check_inverse_inertia",
     "contact_frame",
+    "authors_target",
     "penetration_target",
 ]
 
@@ -242,6 +243,9 @@ class ContactModel:
         least_norm: under CM, return the least-norm minimiser (the default; see the module
             docstring); False solves the problems as stated and returns whichever minimiser the
             solver finds, for comparison.
+        authors_target: replace the target v* by the authors' projection of it
+            (:func:`authors_target`, as their code does before solving) instead of taking it as
+            it is; the book's projection onto the range of ``A`` still follows under CM.
     """
 
     variant: str = "CM"
@@ -251,6 +255,7 @@ class ContactModel:
     batched_reference: bool = True
     compensation: float = COMPENSATION
     least_norm: bool = True
+    authors_target: bool = False
 
     def __post_init__(self) -> None:
         check_choice("variant", self.variant, VARIANTS)
@@ -261,7 +266,7 @@ class ContactModel:
             object.__setattr__(self, "reg", check_positive("reg", self.reg))
         compensation = check_in_range("compensation", self.compensation, 0.0, 1.0)
         object.__setattr__(self, "compensation", compensation)
-        for name in ("fallback", "batched_reference", "least_norm"):
+        for name in ("fallback", "batched_reference", "least_norm", "authors_target"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
@@ -349,6 +354,42 @@ def penetration_target(
     target = torch.zeros(*distance.shape, k, dtype=distance.dtype, device=distance.device)
     target[..., 0] = normal
     return target.flatten(1)
+
+
+def authors_target(
+    target: Tensor, jacobian: Tensor, constraint_jacobian: Tensor | None = None
+) -> Tensor:
+    """The target v* as the authors' code projects it before solving (DiffCoSim's
+    ``get_v_star_c_w_J_e`` and ``get_dv_wo_J_e``), detached: the generalised velocity ``u =
+    J⁺ v*`` (least squares where the contacts outnumber the freedoms, least norm otherwise),
+    its Euclidean projection onto the velocities the equality constraints allow, ``Π u = u −
+    Gᵀ (G Gᵀ)⁻¹ G u``, and back to contact space: ``J Π J⁺ v*``.
+
+    The book's model instead projects v* (with the rest of the linear term) orthogonally onto
+    the range of ``A = J M̂⁻¹ Jᵀ`` in contact space. Both land in that range, and both leave a
+    reachable v* of an unconstrained system as it is; with equality constraints they are
+    different projections (the chapter measures by how much). Where ``J`` has full rank this is
+    the authors' formula exactly; where it has not, the pseudo-inverse stands in for their
+    solve (which fails, or keeps the wrong columns of a QR factor).
+
+    Args:
+        target: ``(B, C·k)`` the target v* (:func:`penetration_target`).
+        jacobian: ``(B, C·k, N)`` contact Jacobian J (zero rows for padding are allowed).
+        constraint_jacobian: ``(B, E, N)`` equality-constraint Jacobian G, or None.
+    """
+    check_tensor("jacobian", jacobian, shape=(None, None, None), dtype=torch.float64)
+    B, m, N = jacobian.shape
+    check_tensor("target", target, shape=(B, m), dtype=torch.float64)
+    if constraint_jacobian is not None:
+        check_tensor(
+            "constraint_jacobian", constraint_jacobian, shape=(B, None, N), dtype=torch.float64
+        )
+    with torch.no_grad():
+        u = torch.linalg.pinv(jacobian) @ target[..., None]  # (B, N, 1)
+        if constraint_jacobian is not None and constraint_jacobian.shape[1]:
+            G = constraint_jacobian
+            u = u - G.mT @ torch.linalg.solve(G @ G.mT, G @ u)
+        return (jacobian @ u)[..., 0]
 
 
 def check_inverse_inertia(inv_mass: Tensor, rtol: float = 1e-10) -> None:

@@ -49,7 +49,13 @@ _PAIR_COR = {
 
 @dataclass(frozen=True)
 class Task:
-    """A system with its contact coefficients per candidate, time step and horizon."""
+    """A system with its contact coefficients per candidate, time step and horizon.
+
+    ``n_steps`` is the horizon in steps: 100 (1 s at 0.01 s; the gyroscope 2 s at 0.02 s), 20
+    for the rope. The authors' code builds its time grid as ``arange(0, T, dt)``, whose 100
+    times (20 for the rope) give one step fewer, 99 (19); the book's trajectories run that one
+    step more.
+    """
 
     name: str
     description: str

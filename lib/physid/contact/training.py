@@ -422,7 +422,7 @@ def make_job(**kwargs: Any) -> dict[str, Any]:
     job["n_test"] = check_count("n_test", job["n_test"], minimum=0)
     job["data_seed"] = check_seed("data_seed", job["data_seed"])
     job["model_seed"] = check_seed("model_seed", job["model_seed"])
-    check_choice("data_model", job["data_model"], datasets.DATA_MODELS)
+    check_choice("data_model", job["data_model"], tuple(datasets.DATA_MODELS))
     job["noise"] = check_nonnegative("noise", job["noise"])
     job["device"] = check_device("device", job["device"])
     if not isinstance(job["learn_reg"], bool):

@@ -80,3 +80,17 @@ def test_energy_budget_splits_impulses_from_the_flight():
     # The RK4 drift between impulses shrinks with the step; the elastic impulses barely act.
     assert abs(rows[2]["between impulses (J)"]) < abs(rows[0]["between impulses (J)"]) / 4
     assert abs(rows[0]["at impulses (J)"]) < 0.1 * abs(rows[0]["between impulses (J)"])
+
+
+def test_the_authors_projection_of_the_target_differs_only_under_constraints(runs):
+    """The chapter's table: both tasks here have equality constraints; a constrained run's
+    target projected as the authors' code does changes the velocity after some impulse, and
+    the rows count every recorded contact."""
+    rows = {r["task"]: r for r in ex.target_projection_rows(runs, names=("CP3", "Gyro"))}
+    for name, row in rows.items():
+        assert row["equality constraints"] == "yes"
+        assert row["contacts"] == sum(
+            b.space.batch * b.space.n_contacts for b in events.stack_events(runs[name].events)
+        )
+        assert 0 <= row["median difference (m/s)"] <= row["largest difference (m/s)"]
+    assert rows["CP3"]["largest difference (m/s)"] > 1e-6

@@ -266,3 +266,15 @@ def test_every_prose_dict_glues(monkeypatch):
     monkeypatch.setattr("myst_nb.glue", lambda name, value, display: glued.update({name: value}))
     glue_all(prose.cmr_prose(uniqueness(0)))
     assert glued["rank_pct"] == 40.0 and glued["least_norm"] == LEAST_NORM
+
+
+def test_projection_prose_separates_the_constrained_tasks():
+    rows = [
+        {"task": "BP5", "equality constraints": "no", "largest difference (m/s)": 1e-15},
+        {"task": "CP3", "equality constraints": "yes", "largest difference (m/s)": 0.07},
+        {"task": "Gyro", "equality constraints": "yes", "largest difference (m/s)": 0.007},
+    ]
+    out = prose.projection_prose(rows)
+    assert out["projection_free"] == 1e-15 and out["projection_free_tasks"] == "BP5"
+    assert out["projection_tied"] == 0.07 and out["projection_tied_task"] == "CP3"
+    assert out["projection_tied_tasks"] == "CP3, Gyro"

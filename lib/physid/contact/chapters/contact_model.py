@@ -26,7 +26,7 @@ from physid.contact.events import (
 from physid.contact.integrate import ContactEvent
 from physid.contact.lcp import LCPModel
 from physid.contact.mechanics import kinetic_energy
-from physid.contact.model import ContactModel, ContactSpace, SolverLog
+from physid.contact.model import ContactModel, ContactSpace, SolverLog, authors_target
 from physid.contact.tasks import TASK_NAMES, make_task
 from physid.core.progress import progress as progress_bar
 from physid.core.scales import Sizes, SizeTable
@@ -325,6 +325,45 @@ def elastic_energy_rows(runs: dict[str, TaskRun]) -> list[dict]:
                 "any, largest gain/KE": extreme(isolated + simultaneous, lambda t: t.max()),
                 "with compensation, largest gain/KE": extreme(gain, lambda t: t.max()),
                 "with compensation, largest |ΔKE|/KE": extreme(gain, lambda t: t.abs().max()),
+            }
+        )
+    return rows
+
+
+#: Tasks of :func:`target_projection_rows`: one without equality constraints, then the
+#: constrained ones, where the two projections differ.
+PROJECTION_TASKS = ("BP5", "CP3", "BD5", "Gyro")
+
+
+def target_projection_rows(
+    runs: dict[str, TaskRun], names=PROJECTION_TASKS, limit: int = 2000
+) -> list[dict]:
+    """The book's and the authors' projection of the penetration target v* on the same
+    recorded contact problems (at most ``limit`` per task): each problem of a task's run
+    re-solved with the target as the book takes it and as the authors' code projects it
+    (:func:`~physid.contact.model.authors_target`), and the contact-space velocity after the
+    impulse compared contact by contact (the norm over its components, m/s)."""
+    rows = []
+    for name in names:
+        differences = []
+        for batch in stack_events(runs[name].events, limit=limit):
+            space = batch.space
+            theirs = authors_target(space.target, batch.jacobian, batch.constraint_jacobian)
+            with torch.no_grad():
+                ours = ContactModel().resolve(space).velocity_after
+                other = ContactModel().resolve(replace(space, target=theirs)).velocity_after
+            gap = (ours - other).reshape(space.batch, -1, space.k).norm(dim=-1)
+            differences.append(gap.flatten())
+        gap = torch.cat(differences) if differences else torch.zeros(0, dtype=torch.float64)
+        events = runs[name].events
+        constrained = bool(events) and events[0].constraint_jacobian is not None
+        rows.append(
+            {
+                "task": name,
+                "equality constraints": "yes" if constrained else "no",
+                "contacts": len(gap),
+                "largest difference (m/s)": float(gap.max()) if len(gap) else float("nan"),
+                "median difference (m/s)": float(gap.median()) if len(gap) else float("nan"),
             }
         )
     return rows

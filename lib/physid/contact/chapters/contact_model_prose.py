@@ -170,6 +170,22 @@ def penetration_prose(penetration: Mapping[str, np.ndarray]) -> dict[str, Any]:
     }
 
 
+def projection_prose(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The book's projection of the penetration target against the authors' (the rows of
+    :func:`~physid.contact.chapters.contact_model.target_projection_rows`): the largest
+    difference without equality constraints, and the largest with them and its task."""
+    free = [r for r in rows if r["equality constraints"] == "no"]
+    tied = [r for r in rows if r["equality constraints"] == "yes"]
+    worst = max(tied, key=lambda r: r["largest difference (m/s)"])
+    return {
+        "projection_free": max(r["largest difference (m/s)"] for r in free),
+        "projection_free_tasks": ", ".join(r["task"] for r in free),
+        "projection_tied": worst["largest difference (m/s)"],
+        "projection_tied_task": worst["task"],
+        "projection_tied_tasks": ", ".join(r["task"] for r in tied),
+    }
+
+
 def elastic_prose(elastic: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The energy changes of the impulses in the elastic, frictionless tasks (the rows of
     :func:`~physid.contact.chapters.contact_model.elastic_energy_rows`), and the verdict at
