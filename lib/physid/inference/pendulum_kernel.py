@@ -41,7 +41,7 @@ index non-negative, and the wrap-around select numba puts on a possibly negative
 every load a gather; ``max(…, 0)`` on the index let it vectorise (0.56 → 0.26 ms). The
 constants and their Jacobian are one call (:func:`constants`) in place of about a hundred torch
 operations and their autograd graph (0.35 → 0.08 ms with the gradient), and the gathered
-measurements are kept between calls that gather the same ones (:func:`_gathered`, 0.04 ms
+measurements are kept between calls that gather the same ones (``_gathered``, 0.04 ms
 saved). The likelihood and gradient of the benchmark went from 3.5 ms to 2.3 ms with the
 blocks, then to 1.45 ms (run back to back; about 2.2 ms for a single call after other work
 has emptied the caches). The states equal the one-lane-at-a-time kernel's to 1e-15.
