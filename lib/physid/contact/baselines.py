@@ -21,6 +21,10 @@ All three train on one-step pairs in the authors' code (``one_step = True``); CM
 the 5-state chunks. They are registered under the paper's names in
 :data:`physid.contact.models.MODELS`.
 
+Beside them, :class:`NoContact` is the trivial reference a learned contact must beat: the true
+masses and forces with no contact at all (nothing learned, not one of the paper's models). A
+baseline whose error equals its error has learned nothing of contact.
+
 **Objects and relations of the Interaction Network.** The N coordinates are grouped by body:
 ``points_per_body`` points (1 for a point mass, 3 for a disk, 4 for the gyroscope) of ``dim``
 coordinates each, stored body after body. An object's state is its points' absolute positions
@@ -51,7 +55,15 @@ from physid.contact.system import ContactSystem
 from physid.contact.tasks import Task
 from physid.core.validate import check_count, check_seed, check_tensor
 
-__all__ = ["INCPCLNN", "INCPSP", "InteractionNetwork", "MLPCDCLNN", "baseline_factory", "mlp"]
+__all__ = [
+    "INCPCLNN",
+    "INCPSP",
+    "InteractionNetwork",
+    "MLPCDCLNN",
+    "NoContact",
+    "baseline_factory",
+    "mlp",
+]
 
 #: Sizes of the authors' baselines: MLP hidden width and depth, IN relational and object widths.
 MLP_HIDDEN, MLP_LAYERS = 256, 3
@@ -212,6 +224,18 @@ class _Baseline(nn.Module):
     def learned_parameters(self) -> dict:
         """Learned physical parameters (none for a model without a mass model)."""
         return {}
+
+
+class NoContact(_Baseline):
+    """The true dynamics without contact: one RK4 step of the task's constrained dynamics with
+    its own inverse inertia and force per time step, and no impulse ever (bodies pass through
+    walls and each other). Nothing is learned; it is the reference the learned models'
+    errors are compared with."""
+
+    def step(self, x: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """One smooth step of the true dynamics."""
+        system = self.task.system
+        return smooth_step(x, v, self.task.dt, system.inv_mass, system.force, system.constraints)
 
 
 class _CLNN(_Baseline):

@@ -163,3 +163,22 @@ def test_loglog_slope_and_iteration_timing():
         study.iteration_seconds((8,), batch=2, repeats=2)
     with pytest.raises(ValueError, match="device"):
         study.iteration_seconds((8,), batch=2, repeats=5, device="gpu")
+
+
+def test_no_contact_reference_is_the_truth_without_impulses(tiny_results):
+    """The no-contact predictor is evaluated once per distinct data set, on the same test
+    trajectories as the runs; the tables take it as a column, and its rows are read by task
+    or by the number of training trajectories."""
+    rows = study.no_contact_rows(tiny_results.grid)
+    assert [(r["task"], r["n_train"]) for r in rows] == [("BP5", 4)]  # two runs, one data set
+    assert rows[0]["traj_rel_error"] >= 0 and rows[0]["rel_error_50"] >= 0
+    by_n = study.no_contact_reference(
+        study.no_contact_rows(tiny_results.efficiency), "rel_error_50", by="n_train")
+    assert sorted(by_n) == [3, 4] and by_n[4] == rows[0]["rel_error_50"]
+    reference = study.no_contact_reference(rows, "traj_rel_error")
+    (row,) = study.error_rows(tiny_results.grid, "traj_rel_error", reference)
+    assert row[study.NO_CONTACT] == rows[0]["traj_rel_error"]
+    with pytest.raises(ValueError, match="two data sets"):
+        study.no_contact_reference(rows + rows, "traj_rel_error")
+    with pytest.raises(ValueError, match="by"):
+        study.no_contact_reference(rows, "traj_rel_error", by="model")

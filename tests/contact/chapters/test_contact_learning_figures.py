@@ -367,3 +367,24 @@ def test_a_model_that_only_diverged_keeps_its_legend_entry():
     fig = lf.efficiency_figure(rows)
     assert _legend_labels(fig)[0] == "IN-CP-SP"
     assert _texts(fig).count("∞") == 1 and _texts(fig).count("n/a") == 1
+
+
+def test_the_no_contact_reference_is_a_dashed_line_or_a_zero(results):
+    """Figs. 3, 4: a dashed segment across each task's group at the no-contact error, "0" at
+    the bottom where it is exactly zero, both named in the legend; Fig. 6: a dashed line."""
+    fig = lf.error_bars(results, "traj_rel_error", {"BP5-e": 0.05, "CP3-e": 0.0})
+    (ax,) = fig.axes
+    (segments,) = [c for c in ax.collections if c.get_linestyle()[0][1] is not None]
+    assert len(segments.get_segments()) == 1 and segments.get_segments()[0][0][1] == 0.05
+    assert "0" in _texts(fig)
+    labels = _legend_labels(fig)
+    assert lf.NO_CONTACT in labels and lf.NO_CONTACT + ": exactly 0" in labels
+    plain = lf.error_bars(results, "traj_rel_error")
+    assert lf.NO_CONTACT not in _legend_labels(plain)
+    fig = lf.efficiency_figure(_efficiency_rows(), reference={8: 0.3, 32: 0.3, 128: 0.3})
+    (line,) = [x for x in fig.axes[0].get_lines() if x.get_label() == lf.NO_CONTACT]
+    assert list(line.get_ydata()) == [0.3, 0.3, 0.3] and line.get_linestyle() == "--"
+    for bad, error in (({"BP5-e": -1.0}, ValueError), ({"BP5-e": math.nan}, ValueError),
+                       ([0.1], TypeError)):
+        with pytest.raises(error, match="reference"):
+            lf.error_bars(results, "traj_rel_error", bad)

@@ -105,3 +105,24 @@ def test_explorer_rollouts_start_at_the_truth_and_restore_once(tmp_path, monkeyp
     again, *_ = rollouts(("BP5", "CM-CD-CLNN"), 1)
     assert rollouts._models[("BP5", "CM-CD-CLNN")] is model
     np.testing.assert_array_equal(again, x_pred)
+
+
+def test_no_contact_prose_says_where_the_baselines_learned_nothing():
+    def run(task, model, error):
+        return {"job": {"task": task, "model": model},
+                "evaluation": {"traj_rel_error": error}}
+
+    grid = [
+        run("BP5", "CM-CD-CLNN", 0.5), run("BP5", "IN-CP-SP", 2.2), run("BP5", "MLP-CD-CLNN", 2.18),
+        run("BD5", "CM-CD-CLNN", 1.5), run("BD5", "IN-CP-SP", 1.6),
+        run("CP3", "CM-CD-CLNN", 0.01), run("CP3", "IN-CP-SP", 0.02),
+        run("Rope50", "CM-CD-CLNN", 0.03), run("Rope50", "IN-CP-SP", 0.5),
+    ]
+    reference = {"BP5": 2.17, "BD5": 1.10, "CP3": 0.0, "Rope": 0.02}
+    got = prose.no_contact_prose(grid, reference)
+    assert got["nocontact_same_text"] == "BP5 (2.17; the baselines 2.18–2.2)"
+    assert got["nocontact_zero_text"] == "CP3"
+    assert got["nocontact_below_text"] == "BP5"  # BD5's and the rope's best are above
+    assert got["nocontact_compared"] == "3 tasks" and got["nocontact_tolerance"] == 5.0
+    none = prose.no_contact_prose(grid[:2], {"BP5": 0.1})
+    assert none["nocontact_same_text"] == "no task" and none["nocontact_zero_text"] == "no task"

@@ -19,12 +19,19 @@ import numpy as np
 import torch
 
 from physid.contact import datasets, training
+from physid.contact.baselines import NoContact
 from physid.contact.models import MODELS, family
 from physid.contact.tasks import ROPE_SCALING_NODES, TASK_NAMES, make_task
 from physid.core.bench import Timing, interleaved
 from physid.core.scales import Sizes, SizeTable, expect_sizes
 from physid.core.sweeps import run_jobs
-from physid.core.validate import check_count, check_device, check_positive, check_seed
+from physid.core.validate import (
+    check_choice,
+    check_count,
+    check_device,
+    check_positive,
+    check_seed,
+)
 
 __all__ = [
     "AUTHORS_BD5_RATIOS",
@@ -36,7 +43,9 @@ __all__ = [
     "BASELINES",
     "CM_MODELS",
     "ELASTIC_TASKS",
+    "ERROR_KEYS",
     "LearnSizes",
+    "NO_CONTACT",
     "StudyResults",
     "SIZES",
     "TABLE2_TASKS",
@@ -50,6 +59,8 @@ __all__ = [
     "iteration_seconds",
     "loglog_slope",
     "mass_ratio_rows",
+    "no_contact_reference",
+    "no_contact_rows",
     "noise_jobs",
     "long_jobs",
     "longer_rows",
@@ -375,17 +386,69 @@ def _task_label(name: str) -> str:
     return "Rope" if name.startswith("Rope") else name
 
 
-def error_rows(results: Iterable[Mapping[str, Any]], key: str = "traj_rel_error") -> list[dict]:
-    """One row per task: each model's error ``key`` (Figs. 3–4) as "mean ± half-width"."""
-    if key not in ("traj_rel_error", "rel_error_50"):
-        raise ValueError(f"key must be 'traj_rel_error' or 'rel_error_50', got {key!r}")
+#: The errors of Figs. 3 and 4 (keys of :func:`~physid.contact.training.evaluate`).
+ERROR_KEYS = ("traj_rel_error", "rel_error_50")
+#: The column of :func:`error_rows` that holds the no-contact reference.
+NO_CONTACT = "true dynamics, no contact"
+
+
+def error_rows(
+    results: Iterable[Mapping[str, Any]],
+    key: str = "traj_rel_error",
+    reference: Mapping[str, float] | None = None,
+) -> list[dict]:
+    """One row per task: each model's error ``key`` (Figs. 3–4), and with ``reference`` (task →
+    error, :func:`no_contact_reference`) that of the true dynamics without contact."""
+    check_choice("key", key, ERROR_KEYS)
     rows: dict[str, dict[str, Any]] = {}
     for r in results:
         task, model = _key(r)
         ev = r["evaluation"]
         row = rows.setdefault(task, {"task": task})
         row[model] = math.nan if ev is None else float(ev[key])
+    if reference is not None:
+        for task, row in rows.items():
+            row[NO_CONTACT] = float(reference.get(_task_label(task), math.nan))
     return list(rows.values())
+
+
+def no_contact_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
+    """The trivial reference of Figs. 3, 4 and 6: the true dynamics without contact
+    (:class:`~physid.contact.baselines.NoContact`) evaluated by
+    :func:`~physid.contact.training.evaluate` on the test trajectories of each distinct data
+    set of ``results`` (the jobs' cached data sets): one row per data set, with its task, its
+    number of training trajectories and the errors of :data:`ERROR_KEYS`."""
+    rows, seen = [], set()
+    for r in results:
+        job = r["job"]
+        fields = ("task", "n_train", "n_val", "n_test", "data_seed", "data_model", "noise")
+        data_set = tuple(job[f] for f in fields)
+        if data_set in seen or job["n_test"] == 0:
+            continue
+        seen.add(data_set)
+        data = training.job_data(*data_set)
+        evaluation = training.evaluate(NoContact(make_task(job["task"])), data)
+        rows.append(
+            {
+                "task": _task_label(job["task"]),
+                "n_train": int(job["n_train"]),
+                **{key: float(evaluation[key]) for key in ERROR_KEYS},
+            }
+        )
+    return rows
+
+
+def no_contact_reference(rows: Sequence[Mapping[str, Any]], key: str, by: str = "task") -> dict:
+    """The no-contact error ``key`` of :func:`no_contact_rows` by ``by`` (``"task"`` for
+    Figs. 3–4, ``"n_train"`` for Fig. 6 on one task)."""
+    check_choice("key", key, ERROR_KEYS)
+    check_choice("by", by, ("task", "n_train"))
+    out = {}
+    for row in rows:
+        if row[by] in out:
+            raise ValueError(f"rows hold two data sets for {by} = {row[by]!r}")
+        out[row[by]] = row[key]
+    return out
 
 
 def best_cm_and_baseline(results: Iterable[Mapping[str, Any]]) -> list[dict]:

@@ -29,6 +29,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
 
 from physid.book.display import explorer
+from physid.contact.chapters.contact_learning import NO_CONTACT
 from physid.contact.drawing import drawing_of
 from physid.contact.models import MODELS
 from physid.contact.tasks import TASK_NAMES, Task, make_task
@@ -140,6 +141,19 @@ def _mark_missing(ax: Axes, x: float, bottom: float) -> None:
                 annotation_clip=False)
 
 
+def _reference_handles(shown: bool, zero: bool) -> tuple[list[Line2D], list[str]]:
+    """Legend entries of the no-contact reference: its line, and its "0" mark where it is
+    exactly zero (below a log axis)."""
+    handles, labels = [], []
+    if shown:
+        handles.append(Line2D([], [], color="k", ls="--", lw=1.0))
+        labels.append(NO_CONTACT)
+    if zero:
+        handles.append(Line2D([], [], marker="$0$", ms=8, color="k", ls="none"))
+        labels.append(NO_CONTACT + ": exactly 0")
+    return handles, labels
+
+
 def _special_handles(diverged: bool, missing: bool) -> tuple[list[Line2D], list[str]]:
     handles, labels = [], []
     if diverged:
@@ -159,7 +173,11 @@ def _task(name: str) -> Task:
 # -- Figs. 3 and 4: errors per task and model --------------------------------------------------
 
 
-def error_bars(results: Sequence[Mapping[str, Any]], key: str = "traj_rel_error") -> Figure:
+def error_bars(
+    results: Sequence[Mapping[str, Any]],
+    key: str = "traj_rel_error",
+    reference: Mapping[str, float] | None = None,
+) -> Figure:
     """Fig. 3 (``key="traj_rel_error"``, the sum of relative errors ‖ẑ_t − z_t‖ / ‖z_t‖ over
     the first 5 predicted steps) and Fig. 4 (``key="rel_error_50"``, their mean over 50
     steps) of the paper: one group of bars per task (in
@@ -169,18 +187,21 @@ def error_bars(results: Sequence[Mapping[str, Any]], key: str = "traj_rel_error"
 
     ``results`` holds one :func:`~physid.contact.training.fit` result per (task, model). An
     infinite error (a diverged rollout) is a triangle with "∞" at the top, a result without an
-    evaluation "n/a" at the bottom.
+    evaluation "n/a" at the bottom. ``reference`` maps tasks to the error of the true dynamics
+    without contact (:func:`~physid.contact.chapters.contact_learning.no_contact_rows`), drawn
+    as a dashed line across the task's group ("0" at the bottom where it is exactly zero).
     """
     check_choice("key", key, tuple(ERROR_KEYS))
     results = _check_results(results)
+    reference = _check_reference(reference)
     table = _by_key(results)
     tasks = _task_order(task for task, _ in table)
     models = _model_order(model for _, model in table)
     values = {k: r["evaluation"] for k, r in table.items()}
     means = {k: _float(e.get(key)) if e else math.nan for k, e in values.items()}
     cis = {k: _float(e.get(f"{key}_ci")) if e else math.nan for k, e in values.items()}
-    bottom, top = _limits(means.values(), [means[k] - cis[k] for k in means]
-                          + [means[k] + cis[k] for k in means])
+    bottom, top = _limits(list(means.values()) + [reference.get(t, math.nan) for t in tasks],
+                          [means[k] - cis[k] for k in means] + [means[k] + cis[k] for k in means])
 
     fig, ax = plt.subplots(figsize=(7.0, 3.8))
     width = 0.8 / len(models)
@@ -209,15 +230,42 @@ def error_bars(results: Sequence[Mapping[str, Any]], key: str = "traj_rel_error"
                yerr=[low, high] if xs else None, capsize=2, error_kw={"lw": 0.8})
     ax.set_yscale("log")
     ax.set_ylim(bottom, top * _HEADROOM)
+    shown = zero = False
+    for i, task in enumerate(tasks):
+        value = reference.get(task, math.nan)
+        if value == 0.0:
+            ax.annotate("0", (i, bottom), xytext=(0, 2), textcoords="offset points",
+                        ha="center", va="bottom", fontsize="small", annotation_clip=False)
+            zero = True
+        elif math.isfinite(value):
+            ax.hlines(value, i - 0.45, i + 0.45, colors="k", linestyles="--", lw=1.0, zorder=3)
+            shown = True
     ax.set_xticks(range(len(tasks)), tasks)
     ax.set_xlim(-0.5, len(tasks) - 0.5)
     ax.grid(axis="x", visible=False)
     ax.set_ylabel(ERROR_KEYS[key])
     handles, labels = ax.get_legend_handles_labels()
     extra_handles, extra_labels = _special_handles(diverged, missing)
-    fig.legend(handles + extra_handles, labels + extra_labels, loc="outside lower center",
-               ncols=4, frameon=False)
+    line_handles, line_labels = _reference_handles(shown, zero)
+    fig.legend(handles + line_handles + extra_handles, labels + line_labels + extra_labels,
+               loc="outside lower center", ncols=4, frameon=False)
     return fig
+
+
+def _check_reference(reference: Mapping[Any, float] | None) -> dict[Any, float]:
+    """``reference`` as a dict of floats (empty for None); a ValueError for a negative or NaN
+    value, a TypeError for anything but a mapping."""
+    if reference is None:
+        return {}
+    if not isinstance(reference, Mapping):
+        raise TypeError(f"reference must be a mapping, got {type(reference).__name__}")
+    out = {}
+    for k, v in reference.items():
+        value = _float(v)
+        if not value >= 0:
+            raise ValueError(f"reference[{k!r}] must be a non-negative error, got {v!r}")
+        out[k] = value
+    return out
 
 
 # -- Fig. 5: energy along the predicted trajectories ------------------------------------------
@@ -340,16 +388,21 @@ def _check_rows(rows: Any, keys: tuple[str, ...]) -> list[Mapping[str, Any]]:
 
 
 def efficiency_figure(
-    rows: Sequence[Mapping[str, Any]], ylabel: str = "traj. rel. error (–)"
+    rows: Sequence[Mapping[str, Any]],
+    ylabel: str = "traj. rel. error (–)",
+    reference: Mapping[int, float] | None = None,
 ) -> Figure:
     """Fig. 6 of the paper: the test error against the number of training trajectories,
     log-log, one line per model with its 95% interval as a band.
 
     ``rows`` are dicts ``{"model", "n_train", "error", "ci"}``, one per model and ``n_train``;
     ``ylabel`` names the error. An infinite error is a triangle with "∞" at the top, a NaN
-    error (not evaluated) "n/a" at the bottom.
+    error (not evaluated) "n/a" at the bottom. ``reference`` maps numbers of training
+    trajectories to the error of the true dynamics without contact on the same test
+    trajectories, drawn as a dashed black line.
     """
     rows = _check_rows(rows, ("model", "n_train", "error", "ci"))
+    reference = _check_reference(reference)
     seen = set()
     for i, row in enumerate(rows):
         MODELS.check(row["model"], f"rows[{i}]['model']")
@@ -359,9 +412,14 @@ def efficiency_figure(
         seen.add(pair)
     errors = [_float(r["error"]) for r in rows]
     cis = [_float(r["ci"]) for r in rows]
-    bottom, top = _limits(errors, [e - c for e, c in zip(errors, cis, strict=True)]
+    bottom, top = _limits(errors + list(reference.values()),
+                          [e - c for e, c in zip(errors, cis, strict=True)]
                           + [e + c for e, c in zip(errors, cis, strict=True)])
     fig, ax = plt.subplots(figsize=(7.0, 3.8))
+    if reference:
+        counts = sorted(reference)
+        ax.plot(counts, [max(reference[n], bottom) for n in counts], "--", color="k", lw=1.0,
+                label=NO_CONTACT)
     diverged = missing = False
     for model in _model_order(r["model"] for r in rows):
         chosen = sorted((r for r in rows if r["model"] == model), key=lambda r: r["n_train"])

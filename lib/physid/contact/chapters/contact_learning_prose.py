@@ -23,7 +23,12 @@ from torch import nn
 
 from physid.book.display import plural
 from physid.contact import training
-from physid.contact.chapters.contact_learning import LearnSizes, StudyResults
+from physid.contact.chapters.contact_learning import (
+    BASELINES,
+    CM_MODELS,
+    LearnSizes,
+    StudyResults,
+)
 from physid.contact.tasks import make_task
 
 __all__ = [
@@ -92,6 +97,58 @@ def runs_prose(results: StudyResults) -> dict[str, Any]:
             sum(r["solver"]["fallbacks"] for r in results.grid), "cvxpylayers fallback"
         ),
         "diverged_text": plural(sum(e["diverged"] for e in evaluations), "test rollout"),
+    }
+
+
+#: How close a baseline's 5-step error must be to the no-contact reference's (relative) for
+#: the chapter to say it learned nothing of contact.
+SAME_AS_NO_CONTACT = 0.05
+
+
+def _names(items: list[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``; ``"no task"`` for none."""
+    if not items:
+        return "no task"
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def no_contact_prose(
+    grid: list[dict[str, Any]], reference: Mapping[str, float]
+) -> dict[str, Any]:
+    """Where the grid's errors (Fig. 3, the 5-step error) stand against the true dynamics
+    without contact (``reference``, task → error): the tasks where every baseline lies within
+    :data:`SAME_AS_NO_CONTACT` of it, the tasks where it is exactly 0 (no test trajectory
+    meets a contact in its first five steps), and the tasks where the best contact model is
+    below it."""
+    errors: dict[str, dict[str, float]] = {}
+    for r in grid:
+        if r["evaluation"] is not None:
+            task = "Rope" if r["job"]["task"].startswith("Rope") else r["job"]["task"]
+            errors.setdefault(task, {})[r["job"]["model"]] = float(
+                r["evaluation"]["traj_rel_error"]
+            )
+    same, zero, below, compared = [], [], [], []
+    for task, models in errors.items():
+        ref = reference.get(task, math.nan)
+        base = [e for m, e in models.items() if m in BASELINES]
+        cm = [e for m, e in models.items() if m in CM_MODELS]
+        if ref == 0.0:
+            zero.append(task)
+            continue
+        if not math.isfinite(ref):
+            continue
+        if base and all(abs(e - ref) <= SAME_AS_NO_CONTACT * ref for e in base):
+            same.append(f"{task} ({ref:.3g}; the baselines {min(base):.3g}–{max(base):.3g})")
+        if cm:
+            compared.append(task)
+            if min(cm) < ref:
+                below.append(task)
+    return {
+        "nocontact_same_text": _names(same),
+        "nocontact_tolerance": 100 * SAME_AS_NO_CONTACT,
+        "nocontact_zero_text": _names(zero),
+        "nocontact_below_text": _names(below),
+        "nocontact_compared": plural(len(compared), "task"),
     }
 
 
