@@ -62,6 +62,7 @@ __all__ = [
     "no_contact_reference",
     "no_contact_rows",
     "noise_jobs",
+    "task_label",
     "long_jobs",
     "longer_rows",
     "lcp_jobs",
@@ -382,7 +383,8 @@ def _key(result: Mapping[str, Any]) -> tuple[str, str]:
     return result["job"]["task"], result["job"]["model"]
 
 
-def _task_label(name: str) -> str:
+def task_label(name: str) -> str:
+    """The task's name in the tables and figures: ``"Rope"`` for any rope (``"Rope50"``, …)."""
     return "Rope" if name.startswith("Rope") else name
 
 
@@ -408,7 +410,7 @@ def error_rows(
         row[model] = math.nan if ev is None else float(ev[key])
     if reference is not None:
         for task, row in rows.items():
-            row[NO_CONTACT] = float(reference.get(_task_label(task), math.nan))
+            row[NO_CONTACT] = float(reference.get(task_label(task), math.nan))
     return list(rows.values())
 
 
@@ -430,7 +432,7 @@ def no_contact_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
         evaluation = training.evaluate(NoContact(make_task(job["task"])), data)
         rows.append(
             {
-                "task": _task_label(job["task"]),
+                "task": task_label(job["task"]),
                 "n_train": int(job["n_train"]),
                 **{key: float(evaluation[key]) for key in ERROR_KEYS},
             }

@@ -28,6 +28,7 @@ from physid.contact.chapters.contact_learning import (
     CM_MODELS,
     LearnSizes,
     StudyResults,
+    task_label,
 )
 from physid.contact.tasks import make_task
 
@@ -123,7 +124,7 @@ def no_contact_prose(
     errors: dict[str, dict[str, float]] = {}
     for r in grid:
         if r["evaluation"] is not None:
-            task = "Rope" if r["job"]["task"].startswith("Rope") else r["job"]["task"]
+            task = task_label(r["job"]["task"])
             errors.setdefault(task, {})[r["job"]["model"]] = float(
                 r["evaluation"]["traj_rel_error"]
             )
