@@ -297,3 +297,14 @@ def test_restitution_reach_bounds_how_far_adamw_moves_e():
         restitution_reach(-1, 1e-2)
     with pytest.raises(ValueError, match="^lr"):
         restitution_reach(10, 0.0)
+
+
+def test_restitution_reach_under_the_cosine_schedule_is_the_sum_of_its_rates():
+    from physid.contact.training import learning_rate
+
+    for steps in (1, 2, 7, 300):
+        rates = [learning_rate(1e-2, 1e-3, k, steps) for k in range(steps)]
+        assert restitution_reach(steps, 1e-2, 1e-3) == pytest.approx(sum(rates) / 6, rel=1e-12)
+    assert restitution_reach(1200, 1e-2, 1e-3) == pytest.approx(1.1)
+    with pytest.raises(ValueError, match="^lr_final"):
+        restitution_reach(10, 1e-2, -1.0)

@@ -209,3 +209,39 @@ def test_a_job_can_learn_the_regularisation():
     assert "contact.raw_reg" in result["state"]
     reg = result["learned"]["reg"]
     assert math.isfinite(reg) and reg != pytest.approx(0.01, abs=1e-9)
+
+
+def test_learning_rate_is_constant_or_a_cosine_from_lr_to_lr_final():
+    assert tr.learning_rate(1e-2, None, 5, 10) == 1e-2
+    assert tr.learning_rate(1e-2, 1e-3, 0, 10) == pytest.approx(1e-2)
+    assert tr.learning_rate(1e-2, 1e-3, 9, 10) == pytest.approx(1e-3)
+    assert tr.learning_rate(1e-2, 1e-3, 5, 11) == pytest.approx(5.5e-3)
+    rates = [tr.learning_rate(1e-2, 1e-3, k, 50) for k in range(50)]
+    assert all(a > b for a, b in zip(rates, rates[1:], strict=False))
+    with pytest.raises(ValueError, match="^step"):
+        tr.learning_rate(1e-2, 1e-3, 10, 10)
+    with pytest.raises(ValueError, match="^lr_final"):
+        tr.TrainConfig(lr=1e-3, lr_final=1e-2)
+    with pytest.raises(ValueError, match="^checkpoint"):
+        tr.TrainConfig(checkpoint="smoothed")
+
+
+def test_train_follows_the_schedule_and_the_checkpoint_rule(monkeypatch, bp5):
+    task, data = bp5
+    seen = []
+    original = tr.learning_rate
+
+    def spy(*args):
+        seen.append(original(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(tr, "learning_rate", spy)
+    model = models.build("CM-CD-CLNN", task, 0)
+    config = tr.TrainConfig(epochs=3, batch_size=8, lr=1e-2, lr_final=1e-3, checkpoint="last")
+    result = tr.train(model, data, config)
+    assert len(seen) == result.steps == 6
+    assert seen[0] == pytest.approx(1e-2) and seen[-1] == pytest.approx(1e-3)
+    assert result.best_epoch == 3
+    assert result.trace["cor"].shape[0] == 3
+    np.testing.assert_allclose(result.trace["cor"][-1], result.learned["cor"])
+    np.testing.assert_allclose(result.trace["mass_ratios"][-1], result.learned["mass_ratios"])

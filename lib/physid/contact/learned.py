@@ -342,17 +342,22 @@ def _hamiltonian_step(
 # Contact parameters
 
 
-def restitution_reach(steps: int, lr: float) -> float:
-    """How far ``steps`` AdamW steps at learning rate ``lr`` can move a learned restitution:
-    ``steps · lr / 6``.
+def restitution_reach(steps: int, lr: float, lr_final: float | None = None) -> float:
+    """How far ``steps`` AdamW steps can move a learned restitution: ``Σ_k η_k / 6`` over the
+    steps' learning rates η_k (:func:`physid.contact.training.learning_rate`): ``steps · lr / 6``
+    at a constant rate and ``steps · (lr + lr_final) / 12`` under the cosine decay to
+    ``lr_final`` (its cosines sum to zero over the steps; one step takes ``lr``).
 
     ``e = hardsigmoid(r) = r/6 + ½`` (on |r| < 3, :class:`ContactParameters`), and Adam's
-    step on a coordinate is ``lr · m̂ / (√v̂ + ε)``, about ``lr`` while its gradient keeps its
-    sign (the tests measure it on a training run), so e moves at most about ``lr / 6`` per step.
+    step on a coordinate is ``η · m̂ / (√v̂ + ε)``, about ``η`` while its gradient keeps its
+    sign (the tests measure it on a training run), so e moves at most about ``η / 6`` per step.
     Where the truth lies further than this from e's start, no training of that length reaches
     it."""
     steps = check_count("steps", steps, minimum=0)
-    return steps * check_positive("lr", lr) / 6.0
+    lr = check_positive("lr", lr)
+    if lr_final is None or steps < 2:
+        return steps * lr / 6.0
+    return steps * (lr + check_positive("lr_final", lr_final)) / 12.0
 
 
 def _inverse_softplus(y: float) -> float:

@@ -3,8 +3,10 @@
 * :func:`train`: the authors' training, the mean absolute error (L1) of the rollout from each
   chunk's first state over the whole chunk (positions and velocities, all L states), AdamW
   (lr 1e-3, weight decay 1e-4, batch 200), the best state by validation loss (their checkpoint
-  selection). Models with ``one_step = True`` (the baselines) train on the consecutive 1-step
-  pairs cut from the chunks, as in the authors' code. A step whose gradient is not finite, or
+  selection); optionally a cosine decay of the learning rate (:func:`learning_rate`) and the
+  last state as the checkpoint, the book's rule at default. Models with ``one_step = True``
+  (the baselines) train on the consecutive 1-step pairs cut from the chunks, as in the
+  authors' code. A step whose gradient is not finite, or
   whose contact problem could not be solved, is skipped and counted.
 * :func:`evaluate`: the paper's "traj. rel. error" (Fig. 3): the sum over the first 5 predicted
   steps of ‖ẑ_t - z_t‖ / ‖z_t‖ with z = (x, v), and the mean relative error over the first 50
@@ -54,8 +56,10 @@ __all__ = [
     "evaluate",
     "fit",
     "fit_cached",
+    "CHECKPOINTS",
     "initial_parameters",
     "job_data",
+    "learning_rate",
     "make_job",
     "restore",
     "train",
@@ -64,6 +68,10 @@ __all__ = [
 
 # ---------------------------------------------------------------------------------------------
 # Training
+
+#: How :func:`train` chooses the state it returns: ``"best"``, the lowest validation loss over
+#: the epochs (the authors' rule); ``"last"``, the state after the last epoch.
+CHECKPOINTS = ("best", "last")
 
 
 @dataclass(frozen=True)
@@ -74,24 +82,55 @@ class TrainConfig:
         epochs: passes over the training chunks (the authors ran 1000).
         batch_size: chunks per minibatch (a one-step model takes those chunks' consecutive
             pairs, so every model takes the same number of steps per epoch).
-        lr: AdamW learning rate.
+        lr: AdamW learning rate (the first step's, under a schedule).
+        lr_final: ``None`` for a constant rate (the authors'), else the rate of the last step
+            of a cosine decay from ``lr`` (:func:`learning_rate`).
         weight_decay: AdamW weight decay.
+        checkpoint: the state returned, one of :data:`CHECKPOINTS`.
         seed: seed of the minibatch shuffling.
     """
 
     epochs: int = 10
     batch_size: int = 200
     lr: float = 1e-3
+    lr_final: float | None = None
     weight_decay: float = 1e-4
+    checkpoint: str = "best"
     seed: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epochs", check_count("epochs", self.epochs))
         object.__setattr__(self, "batch_size", check_count("batch_size", self.batch_size))
         object.__setattr__(self, "lr", check_positive("lr", self.lr))
+        if self.lr_final is not None:
+            object.__setattr__(self, "lr_final", check_positive("lr_final", self.lr_final))
+            if self.lr_final > self.lr:
+                raise ValueError(
+                    f"lr_final must not exceed lr ({self.lr:g}), got {self.lr_final!r}"
+                )
         wd = check_nonnegative("weight_decay", self.weight_decay)
         object.__setattr__(self, "weight_decay", wd)
+        check_choice("checkpoint", self.checkpoint, CHECKPOINTS)
         object.__setattr__(self, "seed", check_seed("seed", self.seed))
+
+
+def learning_rate(lr: float, lr_final: float | None, step: int, steps: int) -> float:
+    """The learning rate of optimiser step ``step`` (0-based) of ``steps``: ``lr`` throughout
+    when ``lr_final`` is ``None``, else the cosine decay
+
+        η_k = η_T + ½ (η_0 − η_T) (1 + cos(π k / (T − 1))),   k = 0, …, T − 1,
+
+    from ``η_0 = lr`` at the first step to ``η_T = lr_final`` at the last (Loshchilov & Hutter's
+    schedule without restarts). Its mean over the steps is ``(lr + lr_final) / 2``."""
+    lr = check_positive("lr", lr)
+    steps = check_count("steps", steps)
+    step = check_count("step", step, minimum=0)
+    if step >= steps:
+        raise ValueError(f"step must be below steps ({steps}), got {step!r}")
+    if lr_final is None or steps == 1:
+        return lr
+    lr_final = check_positive("lr_final", lr_final)
+    return lr_final + 0.5 * (lr - lr_final) * (1.0 + math.cos(math.pi * step / (steps - 1)))
 
 
 @dataclass
@@ -99,7 +138,8 @@ class TrainResult:
     """What :func:`train` returns.
 
     Attributes:
-        best_state: the state dict with the lowest validation loss (also loaded into the model).
+        best_state: the state chosen by the config's ``checkpoint`` rule (also loaded into the
+            model): the lowest validation loss, or the last epoch's.
         train_loss: ``(epochs,)`` mean training loss of each epoch (over the steps taken).
         val_loss: ``(epochs,)`` validation loss after each epoch.
         best_epoch: the epoch (1-based) of ``best_state``.
@@ -111,6 +151,9 @@ class TrainResult:
         solver: the contact solver counts over training and validation (a dict).
         solver_summary: the same as one line.
         learned: the model's learned physical parameters after loading ``best_state``.
+        trace: the learned physical parameters after each epoch, stacked: for every entry of
+            ``learned`` an array whose first axis is the epoch (empty for a model that learns
+            none).
     """
 
     best_state: dict[str, Tensor]
@@ -124,6 +167,7 @@ class TrainResult:
     solver: dict[str, Any]
     solver_summary: str
     learned: dict[str, Any]
+    trace: dict[str, np.ndarray]
 
 
 def _check_model(model: Any) -> nn.Module:
@@ -206,12 +250,14 @@ def _learned(model: nn.Module) -> dict[str, Any]:
 def train(
     model: nn.Module, data: TaskData, config: TrainConfig, progress: bool = False
 ) -> TrainResult:
-    """Train ``model`` on ``data.train``, selecting the best state on ``data.val``.
+    """Train ``model`` on ``data.train``, with the validation loss on ``data.val`` after every
+    epoch.
 
     Each epoch shuffles the training chunks (a generator seeded from ``config.seed`` and the
-    epoch), takes AdamW steps on minibatches of ``config.batch_size``, and computes the
-    validation loss; the state with the lowest validation loss is kept and loaded into the
-    model at the end. A step whose loss or gradient is not finite (or whose contact problem
+    epoch), takes AdamW steps on minibatches of ``config.batch_size`` at the rate of
+    :func:`learning_rate`, and computes the validation loss; the state chosen by
+    ``config.checkpoint`` (the lowest validation loss, or the last) is loaded into the model at
+    the end. A step whose loss or gradient is not finite (or whose contact problem
     raised :class:`~physid.contact.reference.ContactSolverError`) changes nothing and is
     counted in ``skipped_steps``. The model's ``log`` is reset first, so the solver
     counts are those of this training.
@@ -237,12 +283,14 @@ def train(
     params = [p for p in model.parameters() if p.requires_grad]
     optimiser = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     n = x_train.shape[0]
+    total_steps = config.epochs * math.ceil(n / batch)
     train_loss = np.full(config.epochs, np.nan)
     val_loss = np.full(config.epochs, np.nan)
     best_state: dict[str, Tensor] | None = None
     best_epoch, best_val = 0, math.inf
     skipped = solver_errors = steps = 0
     step_seconds = 0.0
+    trace: list[dict[str, Any]] = []
     bar = progress_bar(range(config.epochs), desc=f"training on {data.task}", disable=not progress)
     for epoch in bar:
         model.train()
@@ -252,6 +300,8 @@ def train(
         for lo in range(0, n, batch):
             index = order[lo : lo + batch]
             start = time.perf_counter()
+            for group in optimiser.param_groups:
+                group["lr"] = learning_rate(config.lr, config.lr_final, steps, total_steps)
             steps += 1
             optimiser.zero_grad(set_to_none=True)
             try:
@@ -276,7 +326,10 @@ def train(
             train_loss[epoch] = float(np.average(losses, weights=weights))
         model.eval()
         val_loss[epoch] = _mean_loss(model, x_val, v_val, batch)
-        if math.isfinite(val_loss[epoch]) and val_loss[epoch] < best_val:
+        trace.append(_plain(_learned(model)))
+        last = epoch + 1 == config.epochs
+        better = math.isfinite(val_loss[epoch]) and val_loss[epoch] < best_val
+        if (config.checkpoint == "best" and better) or (config.checkpoint == "last" and last):
             best_val, best_epoch = float(val_loss[epoch]), epoch + 1
             best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
         bar.set_postfix(train=f"{train_loss[epoch]:.3g}", val=f"{val_loss[epoch]:.3g}")
@@ -297,6 +350,8 @@ def train(
         solver=_log_dict(log),
         solver_summary=log.summary(),
         learned=_learned(model),
+        trace={key: np.stack([np.asarray(t[key], dtype=float) for t in trace])
+               for key in (trace[0] if trace else {})},
     )
 
 
@@ -485,6 +540,7 @@ def fit(job: Mapping[str, Any]) -> dict[str, Any]:
         "solver": result.solver,
         "solver_summary": result.solver_summary,
         "learned": _plain(result.learned),
+        "trace": result.trace,
         "train_collision_fraction": data.train.collision_fraction,
         "trajectories_with_collision": data.trajectories_with_collision,
         "state": _plain(result.best_state),

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from physid.contact import models, training
+from physid.contact import learned, models, training
 from physid.contact.chapters import contact_learning as study
 
 pytestmark = pytest.mark.usefixtures("float64_default")
@@ -36,8 +36,12 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
         assert isinstance(study.SIZES[scale], study.LearnSizes)
     paper = study.SIZES["paper"]
     assert (paper.n_train, paper.n_val, paper.n_test) == (800, 100, 100)
-    assert (paper.epochs, paper.batch_size, paper.lr) == (1000, 200, 1e-3)
-    assert paper.rope == "Rope" and set(paper.models) == set(models.MODELS)
+    assert (paper.epochs, paper.batch_size) == (1000, 200)
+    # The paper's 4,000 steps under the book's schedule: a restitution can move 3.7, not 0.67.
+    assert (paper.lr, paper.lr_final, paper.checkpoint) == (1e-2, 1e-3, "last")
+    assert paper.rope == "Rope" and set(paper.chnn_tasks) == set(paper.tasks)
+    every = {j["model"] for j in study.grid_jobs(paper, 0)}
+    assert every == set(models.MODELS)
     assert paper.device == "auto" and study.SIZES["default"].device == "cpu"
 
 
@@ -52,8 +56,11 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
         ({"noise_levels": ()}, "noise_levels"),
         ({"rope": "Rope1"}, "n_nodes"),
         ({"device": "tpu"}, "device"),
-        ({"long_tasks": ("BP7",)}, "long_tasks"),
-        ({"long_factor": 0}, "long_factor"),
+        ({"schedule_tasks": ("BP7",)}, "schedule_tasks"),
+        ({"chnn_tasks": ("BP7",)}, "chnn_tasks"),
+        ({"chnn_tasks": "BP5"}, "chnn_tasks"),
+        ({"lr_final": 1.0}, "lr_final"),
+        ({"checkpoint": "smoothed"}, "checkpoint"),
     ],
 )
 def test_bad_sizes_are_refused_by_name(changes, name):
@@ -64,19 +71,22 @@ def test_bad_sizes_are_refused_by_name(changes, name):
 def test_jobs_cover_the_grid_and_the_studies():
     s = study.SIZES["default"]
     grid = study.grid_jobs(s, 0)
-    assert len(grid) == len(s.tasks) * len(s.models)
+    assert len(grid) == len(s.tasks) * len(s.models) + 2 * len(s.chnn_tasks)
+    assert {j["task"] for j in grid if j["model"] in study.CHNN_MODELS} == set(s.chnn_tasks)
     assert {j["task"] for j in grid if j["task"].startswith("Rope")} == {s.rope}
     assert all(j["lr"] == s.lr and j["epochs"] == s.epochs for j in grid)
+    assert all((j["lr_final"], j["checkpoint"]) == (s.lr_final, s.checkpoint) for j in grid)
     assert {j["n_train"] for j in study.efficiency_jobs(s, 0)} == set(s.efficiency_sizes)
     assert {j["data_model"] for j in study.lcp_jobs(s, 0)} == {"LCP"}
     assert {j["noise"] for j in study.noise_jobs(s, 0)} == set(s.noise_levels)
-    long = study.long_jobs(s, 0)
-    assert [j["task"] for j in long] == list(s.long_tasks) and s.long_factor > 1
-    assert all(j["epochs"] == s.epochs * s.long_factor and j["model"] == "CM-CD-CLNN"
-               for j in long)
-    # At the paper's size its training is long already: the ablation repeats the grid's runs.
-    paper = study.SIZES["paper"]
-    assert all(j in study.grid_jobs(paper, 0) for j in study.long_jobs(paper, 0))
+    ablation = study.schedule_jobs(s, 0)
+    assert [j["task"] for j in ablation] == list(s.schedule_tasks)
+    assert all(j["epochs"] == s.epochs and j["model"] == "CM-CD-CLNN" and j["lr"] == s.lr
+               and (j["lr_final"], j["checkpoint"]) == (None, "best") for j in ablation)
+    assert not any(j in grid for j in ablation)
+    # Under the authors' rule already, the ablation repeats the grid's runs.
+    authors = dataclasses.replace(s, lr_final=None, checkpoint="best")
+    assert all(j in study.grid_jobs(authors, 0) for j in study.schedule_jobs(authors, 0))
     with pytest.raises(TypeError, match="s must be a LearnSizes"):
         study.grid_jobs({"n_train": 3}, 0)
 
@@ -95,8 +105,9 @@ def tiny_results(tmp_path_factory):
 def test_run_all_trains_each_distinct_job_once_and_returns_every_part(tiny_results):
     r = tiny_results
     assert len(r.grid) == 2 and len(r.efficiency) == 2 and len(r.lcp) == 1
-    assert len(r.noise) == 1 and len(r.long) == 1
-    assert r.long[0]["steps"] == 2 * r.find("grid", model="CM-CD-CLNN")["steps"]
+    assert len(r.noise) == 1 and len(r.schedule) == 1
+    assert r.schedule[0]["steps"] == r.find("grid", model="CM-CD-CLNN")["steps"]
+    assert r.schedule[0]["job"]["checkpoint"] == "best"
     # The efficiency run with the grid's size is the grid's own run (the same job).
     same = r.find("efficiency", n_train=4)
     assert same is r.find("grid", model="CM-CD-CLNN")
@@ -117,13 +128,16 @@ def test_tables_from_results(tiny_results):
     assert coef["true μ"] == 0.0 and coef["true e"] == 1.0 and coef["authors' e"] == 1.0
     start = training.initial_parameters(tiny_results.noise[0]["job"])["cor"]
     assert coef["start e"] == pytest.approx(float(np.mean(start))) and 0 <= coef["start e"] <= 1
-    short, longer = study.longer_rows(grid, tiny_results.long)
-    assert (short["training"], longer["training"]) == ("the book's", "longer")
-    assert longer["steps"] == 2 * short["steps"] and longer["energy drift (%)"] is None
-    assert longer["largest mass-ratio error (%)"] == pytest.approx(
-        100 * study.mass_ratio_rows(tiny_results.long, "BP5")[0]["largest error"])
+    book, authors = study.schedule_rows(grid, tiny_results.schedule)
+    assert (book["rule"], authors["rule"]) == ("the book's", "the authors'")
+    assert book["schedule"] == "cosine 0.001 → 0.0001, last state"
+    assert authors["schedule"] == "constant 0.001, best validation"
+    assert book["e reach"] == pytest.approx(learned.restitution_reach(1, 1e-3, 1e-4))
+    assert authors["steps"] == book["steps"] and authors["energy drift (%)"] is None
+    assert authors["largest mass-ratio error (%)"] == pytest.approx(
+        100 * study.mass_ratio_rows(tiny_results.schedule, "BP5")[0]["largest error"])
     with pytest.raises(ValueError, match="^grid must hold one run"):
-        study.longer_rows(grid[1:], tiny_results.long)
+        study.schedule_rows(grid[1:], tiny_results.schedule)
     (ratios,) = study.mass_ratio_rows(grid, "BP5")
     assert ratios["model"] == "CM-CD-CLNN" and ratios["ratios"][0] == 1.0
     assert ratios["authors' ratios"][1] == pytest.approx(2.0001)
@@ -182,3 +196,19 @@ def test_no_contact_reference_is_the_truth_without_impulses(tiny_results):
         study.no_contact_reference(rows + rows, "traj_rel_error")
     with pytest.raises(ValueError, match="by"):
         study.no_contact_reference(rows, "traj_rel_error", by="model")
+
+
+def test_trace_figure_draws_both_rules_with_the_speed_limit(tiny_results):
+    import matplotlib.pyplot as plt
+
+    from physid.contact.chapters import contact_learning_figures as figures
+
+    fig = figures.trace_figure(tiny_results.grid, tiny_results.schedule)
+    left, right = fig.axes
+    assert "not trained at this scale" in [t.get_text() for t in left.texts]  # no BP5-e here
+    labels = [line.get_label() for line in right.get_lines()]
+    assert any(lb.startswith("the book's: cosine") for lb in labels)
+    assert any(lb.startswith("the authors': constant") for lb in labels)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="tolerance"):
+        figures.trace_figure(tiny_results.grid, tiny_results.schedule, tolerance=0)

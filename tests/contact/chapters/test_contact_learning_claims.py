@@ -59,12 +59,15 @@ def test_learned_mu_e_is_judged_against_the_truth_or_where_the_authors_missed_it
     # Two steps move e by at most 0.0033: both truths were out of reach of their starts.
     assert not _valid(fails).holds and fails.cause == "setup" and fails.why == (
         "Every pair outside the tolerance has its μ right and a restitution that could not get "
-        "there in 2 steps: e = r/6 + ½ moves at most 2 × 0.01 / 6 = 0.003 in 2 AdamW steps at "
+        "there in 2 steps: e = r/6 + ½ moves at most 0.00333 in 2 AdamW steps at "
         "rate 0.01, and each started further from its truth: CM-CD-CLNN on CP3-e from e = "
         "0.500 (true 1) to 0.595, a move of 0.095; CMr-CD-CLNN on Gyro from e = 0.500 (true "
         "0.8) to 0.700, a move of 0.200. The book's training is too short for them: at least "
-        "300 steps at this rate would let every one get there."
+        "300 steps at the constant rate 0.01 would let every one get there."
     )
+    decayed, _ = claims.learned_mu_e_claim(rows, 2, 0.01, 0.001)
+    assert decayed.numbers["e_reach"] == pytest.approx(2 * 0.011 / 12)
+    assert "in 2 AdamW steps at rate 0.01 decaying to 0.001" in decayed.why
     # With the time to get there, or with μ wrong, the cause is not separated.
     longer, _ = claims.learned_mu_e_claim(rows, 2000, 0.01)
     assert longer.cause == "open" and longer.why == (
@@ -91,18 +94,18 @@ def test_mass_ratios_within_one_percent_and_the_bd5_sentence():
     assert not _valid(fails).holds and fails.numbers == {"bp5_worst": pytest.approx(92.29)}
     assert fails.why == "The largest error is 92.29 % after 2 optimiser steps (the paper: 4000)."
     assert fails.cause == "open"
-    # Trained longer, the ratios are right: the book's training length fails the claim.
-    longer = [{"task": "BP5", "training": "the book's", "steps": 2,
-               "largest mass-ratio error (%)": 92.29},
-              {"task": "BP5", "training": "longer", "steps": 8,
-               "largest mass-ratio error (%)": 0.5}]
-    setup, _ = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, longer)
+    # Under the authors' rule the ratios are right: the book's schedule fails the claim.
+    ablation = [{"task": "BP5", "rule": "the book's", "schedule": "cosine 0.01 → 0.001, last",
+                 "largest mass-ratio error (%)": 92.29},
+                {"task": "BP5", "rule": "the authors'", "schedule": "constant 0.01, best",
+                 "largest mass-ratio error (%)": 0.5}]
+    setup, _ = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, ablation)
     assert setup.cause == "setup" and setup.why.endswith(
-        "Trained for 8 steps, CM-CD-CLNN's largest error is 0.50 %: the book's training is too "
-        "short for the ratios.")
-    longer[1]["largest mass-ratio error (%)"] = 3.0
-    still, _ = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, longer)
-    assert still.cause == "open" and still.why.endswith("largest error is still 3.00 %.")
+        "Under the authors' rule (constant 0.01, best), CM-CD-CLNN's largest error is 0.50 %: "
+        "the book's schedule is what fails the ratios.")
+    ablation[1]["largest mass-ratio error (%)"] = 3.0
+    still, _ = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, ablation)
+    assert still.cause == "open" and still.why.endswith("largest error is 3.00 %.")
     assert "20.00 %: the ratios are not recovered either" in bd5
 
 
@@ -126,16 +129,17 @@ def test_energy_kept_by_cm_and_not_by_the_baselines():
         "CP3-e: CM drift 0.6 (learned e 0.60–0.60, true 1), truth 0.004, baselines 0.5–0.5."
     )
     assert fails.cause == "open"
-    # Trained longer, CM keeps the energy: the book's training length fails the claim.
-    longer = [{"task": "CP3-e", "training": "the book's", "steps": 2, "e": 0.6,
-               "energy drift (%)": 60.0},
-              {"task": "CP3-e", "training": "longer", "steps": 8, "e": 1.0,
-               "energy drift (%)": 1.0}]
-    setup = _valid(claims.energy_kept_claim(grid, ("CP3-e",), longer))
+    # Under the authors' rule CM keeps the energy: the book's schedule fails the claim.
+    ablation = [{"task": "CP3-e", "rule": "the book's", "schedule": "s", "e": 0.6,
+                 "energy drift (%)": 60.0},
+                {"task": "CP3-e", "rule": "the authors'", "schedule": "constant 0.01, best",
+                 "e": 1.0, "energy drift (%)": 1.0}]
+    setup = _valid(claims.energy_kept_claim(grid, ("CP3-e",), ablation))
     assert setup.cause == "setup" and setup.why.endswith(
-        "Longer: trained for 8 steps, CM-CD-CLNN on CP3-e learns e = 1.00 and drifts 1 %.")
-    longer[1]["energy drift (%)"] = 30.0
-    assert _valid(claims.energy_kept_claim(grid, ("CP3-e",), longer)).cause == "open"
+        " Under the authors' rule (constant 0.01, best), CM-CD-CLNN on CP3-e learns e = 1.00 "
+        "and drifts 1 %.")
+    ablation[1]["energy drift (%)"] = 30.0
+    assert _valid(claims.energy_kept_claim(grid, ("CP3-e",), ablation)).cause == "open"
     alone = _valid(claims.energy_kept_claim(grid[:1], ("CP3-e",)))
     assert not alone.holds and alone.ours == "not trained at this scale"
     assert "no CM model or no baseline trained" in alone.why

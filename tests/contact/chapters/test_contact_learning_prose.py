@@ -22,25 +22,42 @@ def test_optimiser_steps_counts_the_short_last_batch():
     assert prose.optimiser_steps(study.SIZES["paper"]) == 4000
 
 
-def test_sizes_prose_at_the_authors_rate():
+def test_sizes_prose_under_the_authors_rule():
     s, paper = study.SIZES["quick"], study.SIZES["paper"]
-    s = dataclasses.replace(s, lr=paper.lr, tasks=("BP5",), models=("CM-CD-CLNN", "IN-CP-SP"))
+    s = dataclasses.replace(s, lr=1e-3, lr_final=None, checkpoint="best", tasks=("BP5",),
+                            models=("CM-CD-CLNN", "IN-CP-SP"))
     got = prose.sizes_prose(s, paper)
-    assert got["lr_sentence"] == "The learning rate is the authors' as well."
+    assert got["rule_sentence"] == ("Training follows the authors' rule: a constant rate of "
+                                    "0.001, and each run keeps the state of the lowest "
+                                    "validation loss.")
     assert got["n_tasks"] == "1 task" and got["n_models"] == "2 models"
+    assert got["models_text"] == "CM-CD-CLNN and IN-CP-SP on BP5"
     assert got["rope_used"] == make_task(s.rope).description
     assert got["paper_steps"] == 4000 and got["steps_per_run"] == prose.optimiser_steps(s)
     assert (got["n_train"], got["batch"], got["paper_n_train"]) == (s.n_train, s.batch_size, 800)
+    assert got["paper_lr"] == 0.001
+    assert got["paper_authors_reach"] == pytest.approx(4000 * 1e-3 / 6)
+    assert got["paper_reach"] == pytest.approx(4000 * 0.011 / 12)
+    start = training.initial_parameters(training.make_job(task="BP5-e", model="CM-CD-CLNN"))
+    gap = 1 - float(np.mean(start["cor"]))
+    assert got["paper_reach_text"].startswith(
+        f"less than the {gap:.2f} that BP5-e's restitution has to travel from this seed's start")
+    assert gap > got["paper_authors_reach"]
 
 
-def test_sizes_prose_at_another_rate_says_how_many_fewer_steps():
+def test_sizes_prose_under_a_schedule_says_how_far_e_can_move():
     paper = study.SIZES["paper"]
-    s = dataclasses.replace(study.SIZES["quick"], lr=0.01, n_train=16, batch_size=16, epochs=40)
+    s = dataclasses.replace(study.SIZES["default"], n_train=100, batch_size=25, epochs=200)
     got = prose.sizes_prose(s, paper)
-    assert got["lr_sentence"].startswith(
-        "The learning rate is 0.01, not the authors' 0.001: with 100 times fewer optimiser steps"
-    )
-    assert got["lr"] == 0.01 and got["paper_lr"] == 0.001
+    assert got["rule_sentence"] == (
+        "Training uses a rate that starts at 0.01 and decays along a cosine to 0.001 at the "
+        "last step, and each run keeps its last state; the authors used a constant 0.001 and "
+        "kept the state of the lowest validation loss. In 800 steps the authors' rate could "
+        "move a restitution by at most 0.13 (the speed limit below), this schedule by 0.73.")
+    assert got["models_text"] == (
+        "CM-CD-CLNN, CMr-CD-CLNN, MLP-CD-CLNN, IN-CP-CLNN and IN-CP-SP on every task, and "
+        "CM-CD-CHNN and CMr-CD-CHNN on BP5, CP3 and Gyro")
+    assert got["n_models"] == "7 models"
 
 
 def _result(task, model, skipped=0, fallbacks=0, diverged=0, evaluated=True):
@@ -59,7 +76,7 @@ def test_runs_prose_counts_shared_jobs_once_and_skips_missing_evaluations():
         efficiency=[shared],
         lcp=[_result("CP3-e", "CM-CD-CLNN", skipped=3, diverged=5)],
         noise=[],
-        long=[],
+        schedule=[],
     )
     assert prose.runs_prose(results) == {
         "n_runs": "3 training runs",

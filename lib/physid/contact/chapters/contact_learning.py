@@ -20,6 +20,7 @@ import torch
 
 from physid.contact import datasets, training
 from physid.contact.baselines import NoContact
+from physid.contact.learned import restitution_reach
 from physid.contact.models import MODELS, family
 from physid.contact.tasks import ROPE_SCALING_NODES, TASK_NAMES, make_task
 from physid.core.bench import Timing, interleaved
@@ -41,7 +42,10 @@ __all__ = [
     "AUTHORS_NOISE",
     "AUTHORS_ROPE",
     "BASELINES",
+    "AUTHORS_RULE",
+    "CHNN_MODELS",
     "CM_MODELS",
+    "EPOCHS_DEFAULT",
     "ELASTIC_TASKS",
     "ERROR_KEYS",
     "LearnSizes",
@@ -63,8 +67,9 @@ __all__ = [
     "no_contact_rows",
     "noise_jobs",
     "task_label",
-    "long_jobs",
-    "longer_rows",
+    "rule_label",
+    "schedule_jobs",
+    "schedule_rows",
     "lcp_jobs",
     "run",
     "run_all",
@@ -76,8 +81,9 @@ CM_MODELS = family("contact")
 BASELINES = family("baseline")
 #: Tasks with e = 1 and μ = 0, whose energy is conserved (Fig. 5).
 ELASTIC_TASKS = ("BP5-e", "CP3-e", "Gyro-e")
-#: Tasks of Table 2 with one friction and one restitution coefficient.
-TABLE2_TASKS = ("BP5-e", "CP3-e", "CP3", "Gyro-e", "Gyro")
+#: Tasks of Table 2 with one friction and one restitution coefficient (any rope counts as
+#: "Rope").
+TABLE2_TASKS = ("BP5-e", "CP3-e", "CP3", "Gyro-e", "Gyro", "Rope")
 
 #: (μ, e) learned by the authors' models on the Table 2 tasks (their notebooks' outputs).
 AUTHORS_COEFFICIENTS: dict[str, dict[str, tuple[float, float]]] = {
@@ -105,6 +111,13 @@ AUTHORS_COEFFICIENTS: dict[str, dict[str, tuple[float, float]]] = {
         "CM-CD-CHNN": (0.9216, 0.6556),
         "CMr-CD-CLNN": (0.0994, 0.8918),
         "CMr-CD-CHNN": (0.0994, 0.8934),
+    },
+    # Their Table 2's rope is the 10-node rope (ER_default), not the 50- or 200-node one.
+    "Rope": {
+        "CM-CD-CLNN": (0.0, 0.2322),
+        "CM-CD-CHNN": (0.0, 0.2277),
+        "CMr-CD-CLNN": (0.0, 0.4437),
+        "CMr-CD-CHNN": (0.0, 0.5041),
     },
 }
 #: BP5 mass ratios (true 1 : 2 : 6 : 8 : 10) learned by the authors' models.
@@ -150,22 +163,30 @@ class LearnSizes(Sizes):
 
     Attributes:
         n_train: training trajectories (one 5-state chunk each) of every run.
-        n_val: validation trajectories (the best epoch is chosen on them).
+        n_val: validation trajectories (the validation loss after every epoch; the best epoch
+            under the authors' checkpoint rule).
         n_test: test trajectories (100 steps; 20 for the rope).
-        epochs: training epochs.
+        epochs: training epochs (every model of the grid trains as many).
         batch_size: chunks per optimiser step.
-        lr: AdamW learning rate.
+        lr: AdamW learning rate (at the first step).
+        lr_final: ``None`` for a constant rate, else the last step's rate of a cosine decay
+            from ``lr`` (:func:`~physid.contact.training.learning_rate`).
+        checkpoint: the state a run keeps, ``"best"`` (lowest validation loss, the authors')
+            or ``"last"`` (:data:`~physid.contact.training.CHECKPOINTS`).
         tasks: the tasks of Figs. 3–5 and Table 2.
         models: the models trained on every task.
+        chnn_tasks: tasks on which the CHNN forms of the contact models (CM-CD-CHNN,
+            CMr-CD-CHNN) train as well (may be empty).
         rope: the task name used for the rope in the grid (``"Rope"`` is the paper's 200 nodes).
         efficiency_sizes: numbers of training trajectories of Fig. 6 (BP5).
         efficiency_models: the models of Fig. 6.
         lcp_tasks: tasks trained on LCP-generated data (robustness).
         noise_tasks: tasks trained on noisy data (robustness).
         noise_levels: standard deviations of that noise.
-        long_tasks: tasks on which CM-CD-CLNN is also trained ``long_factor`` times as many
-            epochs (an ablation of the training length; a factor of 1 repeats the grid's run).
-        long_factor: how many times the epochs of those runs.
+        schedule_tasks: tasks on which CM-CD-CLNN is also trained under the authors' rule, a
+            constant rate ``lr`` and the best validation state, for the same steps (an ablation
+            of the schedule and checkpoint; where ``s`` already follows the authors' rule it
+            repeats the grid's run).
         scaling_nodes: rope sizes of Table 3.
         scaling_batch: chunks per timed iteration in Table 3.
         scaling_repeats: timed iterations per rope size (the median is reported).
@@ -180,16 +201,18 @@ class LearnSizes(Sizes):
     epochs: int
     batch_size: int
     lr: float
+    lr_final: float | None
+    checkpoint: str
     tasks: tuple[str, ...]
     models: tuple[str, ...]
+    chnn_tasks: tuple[str, ...]
     rope: str
     efficiency_sizes: tuple[int, ...]
     efficiency_models: tuple[str, ...]
     lcp_tasks: tuple[str, ...]
     noise_tasks: tuple[str, ...]
     noise_levels: tuple[float, ...]
-    long_tasks: tuple[str, ...]
-    long_factor: int
+    schedule_tasks: tuple[str, ...]
     scaling_nodes: tuple[int, ...]
     scaling_batch: int
     scaling_repeats: int
@@ -198,9 +221,11 @@ class LearnSizes(Sizes):
 
     def check(self) -> None:
         tuples = ("tasks", "models", "efficiency_sizes", "efficiency_models", "lcp_tasks")
-        tuples += ("noise_tasks", "noise_levels", "scaling_nodes", "long_tasks")
-        check_count("long_factor", self.long_factor)
+        tuples += ("noise_tasks", "noise_levels", "scaling_nodes", "schedule_tasks")
         check_device("device", self.device)
+        training.TrainConfig(lr=self.lr, lr_final=self.lr_final, checkpoint=self.checkpoint)
+        if not isinstance(self.chnn_tasks, tuple):
+            raise ValueError(f"chnn_tasks must be a tuple, got {self.chnn_tasks!r}")
         for name in tuples:
             if not isinstance(getattr(self, name), tuple) or not getattr(self, name):
                 raise ValueError(f"{name} must be a non-empty tuple, got {getattr(self, name)!r}")
@@ -213,7 +238,7 @@ class LearnSizes(Sizes):
             for model in getattr(self, name):
                 if model not in MODELS:
                     raise ValueError(f"{name} has an unknown model {model!r}")
-        for name in ("tasks", "lcp_tasks", "noise_tasks", "long_tasks"):
+        for name in ("tasks", "chnn_tasks", "lcp_tasks", "noise_tasks", "schedule_tasks"):
             for task in getattr(self, name):
                 if task not in TASK_NAMES:
                     raise ValueError(f"{name} has an unknown task {task!r}")
@@ -221,6 +246,13 @@ class LearnSizes(Sizes):
 
 
 _ALL_MODELS = CM_MODELS + BASELINES
+#: The CHNN forms of the contact models (trained on ``chnn_tasks``).
+CHNN_MODELS = tuple(m for m in CM_MODELS if m.endswith("CHNN"))
+#: Epochs of every run of the default grid: 800 optimiser steps at 100 trajectories and batch
+#: 25. Pilots of CM-CD-CLNN (seed 0) under the cosine 1e-2 → 1e-3: BP5's largest mass-ratio
+#: error 0.10 % and BP5-e's e = 1.000 at the last step (at a constant 1e-2: 0.62 % at step 800,
+#: 1.19 % at 1,200; 1,200 cosine steps: 0.05 %).
+EPOCHS_DEFAULT = 200
 
 #: Sizes per scale. "paper" is the authors' (800/100/100 trajectories, batch 200, 1000 epochs,
 #: the 200-node rope); "default" fits the book's budget on two cores (see the chapter for what
@@ -234,16 +266,18 @@ SIZES = SizeTable(
         epochs=2,
         batch_size=16,
         lr=1e-3,
+        lr_final=1e-4,
+        checkpoint="last",
         tasks=("BP5", "CP3-e"),
         models=("CM-CD-CLNN", "CMr-CD-CLNN", "MLP-CD-CLNN", "IN-CP-SP"),
+        chnn_tasks=(),
         rope="Rope50",
         efficiency_sizes=(8, 16),
         efficiency_models=("CM-CD-CLNN", "IN-CP-SP"),
         lcp_tasks=("CP3-e",),
         noise_tasks=("CP3-e",),
         noise_levels=(0.01,),
-        long_tasks=("BP5",),
-        long_factor=2,
+        schedule_tasks=("BP5",),
         scaling_nodes=(10, 20, 40),
         scaling_batch=4,
         scaling_repeats=5,
@@ -254,19 +288,21 @@ SIZES = SizeTable(
         n_train=100,
         n_val=25,
         n_test=25,
-        epochs=80,
+        epochs=EPOCHS_DEFAULT,
         batch_size=25,
         lr=1e-2,
+        lr_final=1e-3,
+        checkpoint="last",
         tasks=TASK_NAMES,
         models=("CM-CD-CLNN", "CMr-CD-CLNN") + BASELINES,
+        chnn_tasks=("BP5", "CP3", "Gyro"),
         rope="Rope50",
         efficiency_sizes=(25, 50, 100),
         efficiency_models=("CM-CD-CLNN",) + BASELINES,
         lcp_tasks=("CP3", "CP3-e"),
         noise_tasks=("BP5-e", "CP3", "CP3-e"),
         noise_levels=(0.01,),
-        long_tasks=("BP5", "BP5-e"),
-        long_factor=4,
+        schedule_tasks=("BP5", "BP5-e"),
         scaling_nodes=ROPE_SCALING_NODES,
         scaling_batch=8,
         scaling_repeats=5,
@@ -279,17 +315,19 @@ SIZES = SizeTable(
         n_test=100,
         epochs=1000,
         batch_size=200,
-        lr=1e-3,
+        lr=1e-2,
+        lr_final=1e-3,
+        checkpoint="last",
         tasks=TASK_NAMES,
-        models=_ALL_MODELS,
+        models=tuple(m for m in _ALL_MODELS if m not in CHNN_MODELS),
+        chnn_tasks=TASK_NAMES,
         rope="Rope",
         efficiency_sizes=(25, 50, 100, 200, 400, 800),
         efficiency_models=("CM-CD-CLNN",) + BASELINES,
         lcp_tasks=("BP5-e", "CP3", "CP3-e", "Gyro"),
         noise_tasks=("BP5-e", "CP3", "CP3-e"),
         noise_levels=(0.01, 0.05),
-        long_tasks=("BP5", "BP5-e"),
-        long_factor=1,
+        schedule_tasks=("BP5", "BP5-e"),
         scaling_nodes=ROPE_SCALING_NODES,
         scaling_batch=200,
         scaling_repeats=5,
@@ -315,6 +353,8 @@ def _job(s: LearnSizes, task: str, model: str, seed: int, **changes: Any) -> dic
         "epochs": s.epochs,
         "batch_size": s.batch_size,
         "lr": s.lr,
+        "lr_final": s.lr_final,
+        "checkpoint": s.checkpoint,
         "seed": seed,
         "device": s.device,
     }
@@ -323,10 +363,13 @@ def _job(s: LearnSizes, task: str, model: str, seed: int, **changes: Any) -> dic
 
 
 def grid_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
-    """Every model of ``s.models`` on every task of ``s.tasks`` (Figs. 3–5, Table 2)."""
+    """Every model of ``s.models`` on every task of ``s.tasks``, and the CHNN forms of the
+    contact models on ``s.chnn_tasks`` (Figs. 3–5, Table 2)."""
     s = expect_sizes(s, LearnSizes)
     seed = check_seed("seed", seed)
-    return [_job(s, task, model, seed) for task in s.tasks for model in s.models]
+    jobs = [_job(s, task, model, seed) for task in s.tasks for model in s.models]
+    chnn = [m for m in CHNN_MODELS if m not in s.models]
+    return jobs + [_job(s, task, model, seed) for task in s.chnn_tasks for model in chnn]
 
 
 def efficiency_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
@@ -358,13 +401,17 @@ def noise_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
     ]
 
 
-def long_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
-    """CM-CD-CLNN on ``s.long_tasks`` with ``s.long_factor`` times the epochs: what a longer
-    training changes (the grid's run of the same task is the short one)."""
+#: The authors' training rule: a constant learning rate and the best validation state.
+AUTHORS_RULE: dict[str, Any] = {"lr_final": None, "checkpoint": "best"}
+
+
+def schedule_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
+    """CM-CD-CLNN on ``s.schedule_tasks`` under the authors' rule (:data:`AUTHORS_RULE`: the
+    constant rate ``s.lr``, the best validation state), for the grid's steps: what the book's
+    schedule and checkpoint change (the grid's run of the same task is the book's)."""
     s = expect_sizes(s, LearnSizes)
     seed = check_seed("seed", seed)
-    return [_job(s, task, "CM-CD-CLNN", seed, epochs=s.epochs * s.long_factor)
-            for task in s.long_tasks]
+    return [_job(s, task, "CM-CD-CLNN", seed, **AUTHORS_RULE) for task in s.schedule_tasks]
 
 
 def run(
@@ -488,10 +535,11 @@ def coefficient_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
     :func:`~physid.contact.training.initial_parameters`)."""
     rows = []
     for r in results:
-        task, model = _key(r)
+        name, model = _key(r)
+        task = task_label(name)
         if task not in TABLE2_TASKS or model not in CM_MODELS:
             continue
-        truth = make_task(task)
+        truth = make_task(name)
         mu, cor = r["learned"]["mu"], r["learned"]["cor"]
         theirs = AUTHORS_COEFFICIENTS[task].get(model, (math.nan, math.nan))
         start = training.initial_parameters(r["job"])["cor"]
@@ -551,23 +599,37 @@ def energy_drift(result: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
-def longer_rows(grid: Sequence[Mapping[str, Any]], long: Sequence[Mapping[str, Any]]
-                ) -> list[dict]:
-    """The training-length ablation: for each run of ``long`` (:func:`long_jobs`), the same
-    task and model from ``grid`` beside it, each with its optimiser steps, the learned e (mean
+def rule_label(job: Mapping[str, Any]) -> str:
+    """A training rule in words: the schedule of the learning rate and the state kept."""
+    rate = (f"constant {job['lr']:g}" if job["lr_final"] is None
+            else f"cosine {job['lr']:g} → {job['lr_final']:g}")
+    kept = "best validation" if job["checkpoint"] == "best" else "last state"
+    return f"{rate}, {kept}"
+
+
+def schedule_rows(grid: Sequence[Mapping[str, Any]], schedule: Sequence[Mapping[str, Any]]
+                  ) -> list[dict]:
+    """The schedule ablation: for each run of ``schedule`` (:func:`schedule_jobs`, the
+    authors' rule), the grid's run of the same task and model (the book's rule) beside it, each
+    with its rule (:func:`rule_label`), optimiser steps, how far e could move
+    (:func:`~physid.contact.learned.restitution_reach`), the epoch kept, the learned e (mean
     over the contact pairs), the largest mass-ratio error (%, BP5 and BD5) and the energy drift
     (%, :func:`energy_drift`, the elastic tasks); None where a column does not apply."""
     rows = []
-    for r in long:
+    for r in schedule:
         task, model = _key(r)
-        short = [g for g in grid if _key(g) == (task, model)]
-        if len(short) != 1:
-            raise ValueError(f"grid must hold one run of {model} on {task}, got {len(short)}")
-        for label, result in (("the book's", short[0]), ("longer", r)):
+        book = [g for g in grid if _key(g) == (task, model)]
+        if len(book) != 1:
+            raise ValueError(f"grid must hold one run of {model} on {task}, got {len(book)}")
+        for label, result in (("the book's", book[0]), ("the authors'", r)):
+            job = result["job"]
             ratios = mass_ratio_rows([result], task) if task in ("BP5", "BD5") else []
             elastic = task in ELASTIC_TASKS and result["evaluation"] is not None
             rows.append({
-                "task": task, "model": model, "training": label, "steps": int(result["steps"]),
+                "task": task, "model": model, "rule": label, "schedule": rule_label(job),
+                "steps": int(result["steps"]),
+                "e reach": restitution_reach(int(result["steps"]), job["lr"], job["lr_final"]),
+                "epoch kept": int(result["best_epoch"]),
                 "e": float(np.mean(result["learned"]["cor"])),
                 "largest mass-ratio error (%)": 100 * ratios[0]["largest error"] if ratios
                 else None,
@@ -656,7 +718,7 @@ class StudyResults:
     efficiency: list[dict[str, Any]]
     lcp: list[dict[str, Any]]
     noise: list[dict[str, Any]]
-    long: list[dict[str, Any]]
+    schedule: list[dict[str, Any]]
 
     def find(self, part: str, **job: Any) -> dict[str, Any]:
         """The one result of ``part`` whose job has the given values."""
@@ -676,7 +738,7 @@ def run_all(s: LearnSizes, seed: int, progress: bool = False) -> StudyResults:
         "efficiency": efficiency_jobs(s, seed),
         "lcp": lcp_jobs(s, seed),
         "noise": noise_jobs(s, seed),
-        "long": long_jobs(s, seed),
+        "schedule": schedule_jobs(s, seed),
     }
     unique: dict[str, dict[str, Any]] = {}
     for jobs in parts.values():

@@ -29,10 +29,11 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
 
 from physid.book.display import explorer
-from physid.contact.chapters.contact_learning import NO_CONTACT
+from physid.contact.chapters.contact_learning import NO_CONTACT, rule_label
 from physid.contact.drawing import drawing_of
 from physid.contact.models import MODELS
 from physid.contact.tasks import TASK_NAMES, Task, make_task
+from physid.contact.training import initial_parameters, learning_rate
 from physid.core.validate import check_choice, check_count, check_positive
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "rollout_explorer",
     "rollout_figure",
     "scaling_figure",
+    "trace_figure",
 ]
 
 #: One colour per model, in the order of :data:`~physid.contact.models.MODELS` (its entries'
@@ -501,6 +503,65 @@ def scaling_figure(rows: Sequence[Mapping[str, Any]], slope: float) -> Figure:
 
 
 # -- one rollout against the truth ------------------------------------------------------------
+
+
+#: The rules of :func:`trace_figure`: the grid's run (the book's) and the ablation's.
+_RULE_STYLES = {"the book's": "-", "the authors'": "--"}
+
+
+def trace_figure(grid: Sequence[Mapping[str, Any]], schedule: Sequence[Mapping[str, Any]],
+                 model: str = "CM-CD-CLNN", tolerance: float = 0.01) -> Figure:
+    """How training moves the learned parameters, under the book's rule (the run of ``grid``)
+    and the authors' rule (the run of ``schedule``,
+    :func:`~physid.contact.chapters.contact_learning.schedule_jobs`), against the optimiser
+    step: left, the mean learned restitution on BP5-e with the speed limit (dotted: its start
+    plus :func:`~physid.contact.learned.restitution_reach` of the steps so far, up to 1);
+    right, the largest relative mass-ratio error on BP5 (log axis) with ``tolerance``. A task
+    without both runs says so in its panel."""
+    grid, schedule = _check_results(grid), _check_results(schedule)
+    tolerance = check_positive("tolerance", tolerance)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.0, 3.2))
+    for ax, task in ((left, "BP5-e"), (right, "BP5")):
+        runs = {}
+        for label, part in (("the book's", grid), ("the authors'", schedule)):
+            found = [r for r in part if (r["job"]["task"], r["job"]["model"]) == (task, model)]
+            if found and found[0].get("trace"):
+                runs[label] = found[0]
+        ax.set_title(f"{model} on {task}", fontsize=9)
+        ax.set_xlabel("optimiser step")
+        if len(runs) < 2:
+            ax.text(0.5, 0.5, "not trained at this scale", ha="center", va="center",
+                    transform=ax.transAxes, color="0.4")
+            continue
+        for label, result in runs.items():
+            job, trace = result["job"], result["trace"]
+            epochs = len(trace["cor"])
+            per_epoch = int(result["steps"]) / epochs
+            steps = per_epoch * np.arange(1, epochs + 1)
+            name = f"{label}: {rule_label(job)}"
+            if task == "BP5-e":
+                e = np.asarray(trace["cor"], float).reshape(epochs, -1).mean(axis=1)
+                ax.plot(steps, e, _RULE_STYLES[label], color="C0", label=name)
+                start = float(np.mean(initial_parameters(job)["cor"]))
+                total = int(result["steps"])
+                rates = [learning_rate(job["lr"], job["lr_final"], k, total) for k in range(total)]
+                reach = np.cumsum(rates)[np.asarray(steps, int) - 1] / 6.0  # restitution_reach
+                ax.plot(steps, np.minimum(start + reach, 1.0), ":",
+                        color="0.3" if label == "the book's" else "0.6",
+                        label=f"speed limit, {label.removeprefix('the ')} rule")
+                ax.set_ylabel("learned e (–)")
+                ax.set_ylim(0, 1.05)
+            else:
+                truth = np.asarray(make_task(task).system.masses, float)
+                ratios = np.asarray(trace["mass_ratios"], float)
+                error = np.max(np.abs(ratios / (truth / truth[0]) - 1), axis=1)
+                ax.semilogy(steps, 100 * error, _RULE_STYLES[label], color="C1", label=name)
+                ax.set_ylabel("largest mass-ratio error (%)")
+        if task == "BP5":
+            ax.axhline(100 * tolerance, color="0.5", lw=0.8, ls=":", label="the claim's tolerance")
+        ax.legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    return fig
 
 
 def _include(ax: Axes, extent: tuple[np.ndarray, float] | None) -> None:

@@ -25,14 +25,17 @@ from physid.book.display import plural
 from physid.contact import training
 from physid.contact.chapters.contact_learning import (
     BASELINES,
+    CHNN_MODELS,
     CM_MODELS,
     LearnSizes,
     StudyResults,
     task_label,
 )
-from physid.contact.tasks import make_task
+from physid.contact.learned import restitution_reach
+from physid.contact.tasks import TASK_NAMES, make_task
 
 __all__ = [
+    "AUTHORS_LR",
     "ExplorerRollouts",
     "explorer_prose",
     "optimiser_steps",
@@ -48,20 +51,52 @@ def optimiser_steps(s: LearnSizes) -> int:
     return s.epochs * math.ceil(s.n_train / s.batch_size)
 
 
-def sizes_prose(s: LearnSizes, paper: LearnSizes) -> dict[str, Any]:
-    """The sizes of this scale ``s`` beside the paper's, the rope and the grid this scale
-    trains, what its learning rate means when it is not the authors', and how many times longer
-    the training-length ablation trains."""
+#: The authors' training rule: AdamW at a constant rate of 1e-3, the state of the lowest
+#: validation loss kept (their code; the paper's sizes are in ``SIZES["paper"]``).
+AUTHORS_LR = 1e-3
+
+
+def _rule(lr: float, lr_final: float | None, checkpoint: str) -> str:
+    rate = f"a constant rate of {lr:g}" if lr_final is None else (
+        f"a rate that starts at {lr:g} and decays along a cosine to {lr_final:g} at the last step")
+    kept = ("keeps the state of the lowest validation loss" if checkpoint == "best"
+            else "keeps its last state")
+    return f"{rate}, and each run {kept}"
+
+
+def sizes_prose(s: LearnSizes, paper: LearnSizes, seed: int = 0) -> dict[str, Any]:
+    """The sizes of this scale ``s`` beside the paper's, the rope and the models this scale
+    trains, and the training rule in words beside the authors' (a constant rate of
+    :data:`AUTHORS_LR`, the best validation state) with how far each lets a restitution move
+    (:func:`~physid.contact.learned.restitution_reach`), here and over the paper's steps,
+    against the distance BP5-e's restitution has from the start ``seed`` gives it to its
+    truth, 1."""
     steps, paper_steps = optimiser_steps(s), optimiser_steps(paper)
-    if s.lr == paper.lr:
-        lr_sentence = "The learning rate is the authors' as well."
+    start_job = training.make_job(task="BP5-e", model="CM-CD-CLNN", model_seed=seed)
+    start = float(np.mean(training.initial_parameters(start_job)["cor"]))
+    paper_authors_reach = restitution_reach(paper_steps, AUTHORS_LR)
+    verb = "less than" if paper_authors_reach < 1 - start else "no less than"
+    paper_reach_text = (f"{verb} the {1 - start:.2f} that BP5-e's restitution has to travel "
+                        f"from this seed's start ({start:.2f}) to its truth (1)")
+    reach = restitution_reach(steps, s.lr, s.lr_final)
+    authors_reach = restitution_reach(steps, AUTHORS_LR)
+    if (s.lr, s.lr_final, s.checkpoint) == (AUTHORS_LR, None, "best"):
+        rule_sentence = ("Training follows the authors' rule: a constant rate of "
+                         f"{AUTHORS_LR:g}, and each run keeps the state of the lowest "
+                         "validation loss.")
     else:
-        lr_sentence = (
-            f"The learning rate is {s.lr:g}, not the authors' {paper.lr:g}: with "
-            f"{paper_steps / steps:.0f} times fewer optimiser steps, the authors' rate leaves "
-            "the masses and the coefficients far from where they settle, and every finding "
-            "below would only show the start of training."
+        rule_sentence = (
+            f"Training uses {_rule(s.lr, s.lr_final, s.checkpoint)}; the authors used a "
+            f"constant {AUTHORS_LR:g} and kept the state of the lowest validation loss. "
+            f"In {steps:,} steps the authors' rate could move a restitution by at most "
+            f"{authors_reach:.2f} (the speed limit below), this schedule by {reach:.2f}."
         )
+    all_tasks = set(s.tasks) == set(TASK_NAMES)
+    chnn = [m for m in CHNN_MODELS if m not in s.models]
+    where = "every task" if all_tasks else _names(list(s.tasks))
+    models_text = f"{_names(list(s.models))} on {where}"
+    if chnn and s.chnn_tasks:
+        models_text += f", and {_names(chnn)} on {_names(list(s.chnn_tasks))}"
     return {
         "n_train": s.n_train,
         "n_val": s.n_val,
@@ -71,15 +106,20 @@ def sizes_prose(s: LearnSizes, paper: LearnSizes) -> dict[str, Any]:
         "lr": s.lr,
         "paper_epochs": paper.epochs,
         "paper_batch": paper.batch_size,
-        "paper_lr": paper.lr,
+        "paper_lr": AUTHORS_LR,
         "paper_n_train": paper.n_train,
         "rope_used": make_task(s.rope).description,
-        "n_models": plural(len(s.models), "model"),
+        "n_models": plural(len(s.models) + len(chnn) * bool(s.chnn_tasks), "model"),
         "n_tasks": plural(len(s.tasks), "task"),
+        "models_text": models_text,
         "steps_per_run": steps,
         "paper_steps": paper_steps,
-        "lr_sentence": lr_sentence,
-        "long_factor": s.long_factor,
+        "rule_sentence": rule_sentence,
+        "e_reach_authors": authors_reach,
+        "paper_rule_text": _rule(paper.lr, paper.lr_final, paper.checkpoint),
+        "paper_reach": restitution_reach(paper_steps, paper.lr, paper.lr_final),
+        "paper_authors_reach": paper_authors_reach,
+        "paper_reach_text": paper_reach_text,
     }
 
 
