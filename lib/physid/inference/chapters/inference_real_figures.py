@@ -215,5 +215,6 @@ def plot_convergence(runs: list[RealRun]) -> Figure:
     axes[1].set_yscale("log")
     for ax in axes:
         ax.set_xlabel("iteration")
-    axes[0].legend(fontsize="small", ncol=2)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=5,
+               fontsize="small", frameon=False)
     return fig
