@@ -61,6 +61,9 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
         ({"chnn_tasks": "BP5"}, "chnn_tasks"),
         ({"lr_final": 1.0}, "lr_final"),
         ({"checkpoint": "smoothed"}, "checkpoint"),
+        ({"schedule_rule": {}}, "schedule_rule"),
+        ({"schedule_rule": {"steps": 3}}, "schedule_rule"),
+        ({"schedule_rule": {"lr_final": -1.0}}, "lr_final"),
     ],
 )
 def test_bad_sizes_are_refused_by_name(changes, name):
@@ -80,13 +83,18 @@ def test_jobs_cover_the_grid_and_the_studies():
     assert {j["data_model"] for j in study.lcp_jobs(s, 0)} == {"LCP"}
     assert {j["noise"] for j in study.noise_jobs(s, 0)} == set(s.noise_levels)
     ablation = study.schedule_jobs(s, 0)
-    assert [j["task"] for j in ablation] == list(s.schedule_tasks)
-    assert all(j["epochs"] == s.epochs and j["model"] == "CM-CD-CLNN" and j["lr"] == s.lr
-               and (j["lr_final"], j["checkpoint"]) == (None, "best") for j in ablation)
+    assert [(j["task"], j["model"]) for j in ablation] == [
+        (t, m) for t in s.schedule_tasks for m in study.SCHEDULE_MODELS]
+    assert all(j["epochs"] == 200 and j["lr"] == s.lr and j["lr_final"] == 1e-3
+               and j["checkpoint"] == "last" for j in ablation)
     assert not any(j in grid for j in ablation)
-    # Under the authors' rule already, the ablation repeats the grid's runs.
-    authors = dataclasses.replace(s, lr_final=None, checkpoint="best")
-    assert all(j in study.grid_jobs(authors, 0) for j in study.schedule_jobs(authors, 0))
+    # Under the grid's own rule, the ablation repeats the grid's runs.
+    same = dataclasses.replace(s, schedule_rule={"epochs": s.epochs})
+    assert all(j in study.grid_jobs(same, 0) for j in study.schedule_jobs(same, 0))
+    # The paper's scale sets the authors' rule beside its own.
+    paper = study.SIZES["paper"]
+    assert all((j["lr"], j["lr_final"], j["checkpoint"]) == (1e-3, None, "best")
+               for j in study.schedule_jobs(paper, 0))
     with pytest.raises(TypeError, match="s must be a LearnSizes"):
         study.grid_jobs({"n_train": 3}, 0)
 
@@ -105,9 +113,9 @@ def tiny_results(tmp_path_factory):
 def test_run_all_trains_each_distinct_job_once_and_returns_every_part(tiny_results):
     r = tiny_results
     assert len(r.grid) == 2 and len(r.efficiency) == 2 and len(r.lcp) == 1
-    assert len(r.noise) == 1 and len(r.schedule) == 1
-    assert r.schedule[0]["steps"] == r.find("grid", model="CM-CD-CLNN")["steps"]
-    assert r.schedule[0]["job"]["checkpoint"] == "best"
+    assert len(r.noise) == 1 and len(r.schedule) == 2
+    assert r.schedule[0]["steps"] == 3 * r.find("grid", model="CM-CD-CLNN")["steps"]
+    assert r.schedule[0]["job"]["checkpoint"] == "last"
     # The efficiency run with the grid's size is the grid's own run (the same job).
     same = r.find("efficiency", n_train=4)
     assert same is r.find("grid", model="CM-CD-CLNN")
@@ -128,16 +136,17 @@ def test_tables_from_results(tiny_results):
     assert coef["true μ"] == 0.0 and coef["true e"] == 1.0 and coef["authors' e"] == 1.0
     start = training.initial_parameters(tiny_results.noise[0]["job"])["cor"]
     assert coef["start e"] == pytest.approx(float(np.mean(start))) and 0 <= coef["start e"] <= 1
-    book, authors = study.schedule_rows(grid, tiny_results.schedule)
-    assert (book["rule"], authors["rule"]) == ("the book's", "the authors'")
-    assert book["schedule"] == "cosine 0.001 → 0.0001, last state"
-    assert authors["schedule"] == "constant 0.001, best validation"
-    assert book["e reach"] == pytest.approx(learned.restitution_reach(1, 1e-3, 1e-4))
-    assert authors["steps"] == book["steps"] and authors["energy drift (%)"] is None
-    assert authors["largest mass-ratio error (%)"] == pytest.approx(
-        100 * study.mass_ratio_rows(tiny_results.schedule, "BP5")[0]["largest error"])
+    cm_schedule = [tiny_results.find("schedule", model="CM-CD-CLNN")]
+    book, other = study.schedule_rows(grid, cm_schedule)
+    assert (book["rule"], other["rule"]) == ("grid", "ablation")
+    assert book["schedule"] == "constant 0.001, best validation"
+    assert other["schedule"] == "cosine 0.001 → 0.0001, last state"
+    assert other["e reach"] == pytest.approx(learned.restitution_reach(3, 1e-3, 1e-4))
+    assert other["steps"] == 3 * book["steps"] and other["energy drift (%)"] is None
+    assert other["largest mass-ratio error (%)"] == pytest.approx(
+        100 * study.mass_ratio_rows(cm_schedule, "BP5")[0]["largest error"])
     with pytest.raises(ValueError, match="^grid must hold one run"):
-        study.schedule_rows(grid[1:], tiny_results.schedule)
+        study.schedule_rows(grid, tiny_results.schedule)  # no CMr in this grid
     (ratios,) = study.mass_ratio_rows(grid, "BP5")
     assert ratios["model"] == "CM-CD-CLNN" and ratios["ratios"][0] == 1.0
     assert ratios["authors' ratios"][1] == pytest.approx(2.0001)
@@ -207,8 +216,8 @@ def test_trace_figure_draws_both_rules_with_the_speed_limit(tiny_results):
     left, right = fig.axes
     assert "not trained at this scale" in [t.get_text() for t in left.texts]  # no BP5-e here
     labels = [line.get_label() for line in right.get_lines()]
-    assert any(lb.startswith("the book's: cosine") for lb in labels)
-    assert any(lb.startswith("the authors': constant") for lb in labels)
+    assert "grid: constant 0.001, best validation, 1 steps" in labels
+    assert "ablation: cosine 0.001 → 0.0001, last state, 3 steps" in labels
     plt.close(fig)
     with pytest.raises(ValueError, match="tolerance"):
         figures.trace_figure(tiny_results.grid, tiny_results.schedule, tolerance=0)

@@ -47,7 +47,8 @@ def test_sizes_prose_under_the_authors_rule():
 
 def test_sizes_prose_under_a_schedule_says_how_far_e_can_move():
     paper = study.SIZES["paper"]
-    s = dataclasses.replace(study.SIZES["default"], n_train=100, batch_size=25, epochs=200)
+    s = dataclasses.replace(study.SIZES["default"], n_train=100, batch_size=25, epochs=200,
+                            lr_final=1e-3, checkpoint="last")
     got = prose.sizes_prose(s, paper)
     assert got["rule_sentence"] == (
         "Training uses a rate that starts at 0.01 and decays along a cosine to 0.001 at the "
@@ -58,6 +59,10 @@ def test_sizes_prose_under_a_schedule_says_how_far_e_can_move():
         "CM-CD-CLNN, CMr-CD-CLNN, MLP-CD-CLNN, IN-CP-CLNN and IN-CP-SP on every task, and "
         "CM-CD-CHNN and CMr-CD-CHNN on BP5, CP3 and Gyro")
     assert got["n_models"] == "7 models"
+    assert got["schedule_text"] == (
+        "CM-CD-CLNN and CMr-CD-CLNN trained on BP5, BP5-e and CP3-e for 800 steps with a rate "
+        "that starts at 0.01 and decays along a cosine to 0.001 at the last step, and each run "
+        "keeps its last state")
 
 
 def _result(task, model, skipped=0, fallbacks=0, diverged=0, evaluated=True):

@@ -505,14 +505,14 @@ def scaling_figure(rows: Sequence[Mapping[str, Any]], slope: float) -> Figure:
 # -- one rollout against the truth ------------------------------------------------------------
 
 
-#: The rules of :func:`trace_figure`: the grid's run (the book's) and the ablation's.
-_RULE_STYLES = {"the book's": "-", "the authors'": "--"}
+#: The rules of :func:`trace_figure`: the grid's run and the ablation's.
+_RULE_STYLES = {"grid": "--", "ablation": "-"}
 
 
 def trace_figure(grid: Sequence[Mapping[str, Any]], schedule: Sequence[Mapping[str, Any]],
                  model: str = "CM-CD-CLNN", tolerance: float = 0.01) -> Figure:
-    """How training moves the learned parameters, under the book's rule (the run of ``grid``)
-    and the authors' rule (the run of ``schedule``,
+    """How training moves the learned parameters, under the grid's rule (the run of ``grid``)
+    and the ablation's (the run of ``schedule``,
     :func:`~physid.contact.chapters.contact_learning.schedule_jobs`), against the optimiser
     step: left, the mean learned restitution on BP5-e with the speed limit (dotted: its start
     plus :func:`~physid.contact.learned.restitution_reach` of the steps so far, up to 1);
@@ -523,7 +523,7 @@ def trace_figure(grid: Sequence[Mapping[str, Any]], schedule: Sequence[Mapping[s
     fig, (left, right) = plt.subplots(1, 2, figsize=(8.0, 3.2))
     for ax, task in ((left, "BP5-e"), (right, "BP5")):
         runs = {}
-        for label, part in (("the book's", grid), ("the authors'", schedule)):
+        for label, part in (("grid", grid), ("ablation", schedule)):
             found = [r for r in part if (r["job"]["task"], r["job"]["model"]) == (task, model)]
             if found and found[0].get("trace"):
                 runs[label] = found[0]
@@ -538,7 +538,7 @@ def trace_figure(grid: Sequence[Mapping[str, Any]], schedule: Sequence[Mapping[s
             epochs = len(trace["cor"])
             per_epoch = int(result["steps"]) / epochs
             steps = per_epoch * np.arange(1, epochs + 1)
-            name = f"{label}: {rule_label(job)}"
+            name = f"{label}: {rule_label(job)}, {int(result['steps'])} steps"
             if task == "BP5-e":
                 e = np.asarray(trace["cor"], float).reshape(epochs, -1).mean(axis=1)
                 ax.plot(steps, e, _RULE_STYLES[label], color="C0", label=name)
@@ -547,8 +547,8 @@ def trace_figure(grid: Sequence[Mapping[str, Any]], schedule: Sequence[Mapping[s
                 rates = [learning_rate(job["lr"], job["lr_final"], k, total) for k in range(total)]
                 reach = np.cumsum(rates)[np.asarray(steps, int) - 1] / 6.0  # restitution_reach
                 ax.plot(steps, np.minimum(start + reach, 1.0), ":",
-                        color="0.3" if label == "the book's" else "0.6",
-                        label=f"speed limit, {label.removeprefix('the ')} rule")
+                        color="0.6" if label == "grid" else "0.3",
+                        label=f"speed limit, {label}")
                 ax.set_ylabel("learned e (–)")
                 ax.set_ylim(0, 1.05)
             else:

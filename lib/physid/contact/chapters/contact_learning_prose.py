@@ -27,6 +27,7 @@ from physid.contact.chapters.contact_learning import (
     BASELINES,
     CHNN_MODELS,
     CM_MODELS,
+    SCHEDULE_MODELS,
     LearnSizes,
     StudyResults,
     task_label,
@@ -41,6 +42,7 @@ __all__ = [
     "optimiser_steps",
     "runs_prose",
     "scaling_prose",
+    "schedule_prose",
     "sizes_prose",
 ]
 
@@ -120,7 +122,16 @@ def sizes_prose(s: LearnSizes, paper: LearnSizes, seed: int = 0) -> dict[str, An
         "paper_reach": restitution_reach(paper_steps, paper.lr, paper.lr_final),
         "paper_authors_reach": paper_authors_reach,
         "paper_reach_text": paper_reach_text,
+        "schedule_text": schedule_prose(s),
     }
+
+
+def schedule_prose(s: LearnSizes) -> str:
+    """The schedule ablation in words: its models, tasks, steps and rule."""
+    rule = {**s.rule(), **s.schedule_rule}
+    steps = rule["epochs"] * math.ceil(s.n_train / s.batch_size)
+    return (f"{_names(list(SCHEDULE_MODELS))} trained on {_names(list(s.schedule_tasks))} for "
+            f"{steps:,} steps with {_rule(rule['lr'], rule['lr_final'], rule['checkpoint'])}")
 
 
 def runs_prose(results: StudyResults) -> dict[str, Any]:
