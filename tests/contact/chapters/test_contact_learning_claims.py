@@ -212,3 +212,10 @@ def test_noise_judged_at_the_smallest_sigma_only():
     rows[0] = _noise("CP3-e", 0.01, 0.006, 0.595)
     fails = _valid(claims.robust_noise_claim(rows))
     assert not fails.holds and fails.why == "Outside the tolerance at σ = 0.01: CP3-e."
+
+
+def test_a_mu_that_acts_on_nothing_is_not_judged():
+    row = _coefficients("Rope", "CM-CD-CLNN", math.nan, 0.02, 0.0, 0.0, theirs=(0.0, 0.2322))
+    assert claims.coefficient_judgement(row) == "truth"
+    assert claims.coefficient_judgement({**row, "e": 0.25}) == "authors'"
+    assert claims.coefficient_judgement({**row, "e": 0.6}) == "missed"

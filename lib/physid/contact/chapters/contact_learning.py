@@ -553,7 +553,9 @@ def best_cm_and_baseline(results: Iterable[Mapping[str, Any]]) -> list[dict]:
 def coefficient_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
     """Table 2: learned μ and e of the CM models on the homogeneous tasks, beside the truth, the
     authors' learned values and e where training started (the model's seeded start,
-    :func:`~physid.contact.training.initial_parameters`)."""
+    :func:`~physid.contact.training.initial_parameters`). On a task whose contacts have no
+    tangential component (the rope's limits) μ acts on nothing and stays where it started: its
+    learned value is NaN there."""
     rows = []
     for r in results:
         name, model = _key(r)
@@ -569,7 +571,7 @@ def coefficient_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
                 "task": task,
                 "model": model,
                 "true μ": float(truth.mu[0]),
-                "μ": float(np.mean(mu)),
+                "μ": float(np.mean(mu)) if truth.system.contact_dim > 1 else math.nan,
                 "authors' μ": theirs[0],
                 "true e": float(truth.cor[0]),
                 "e": float(np.mean(cor)),

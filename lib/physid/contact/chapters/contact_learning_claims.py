@@ -106,8 +106,14 @@ def _authors_cm_on_gyro(row: Mapping[str, Any]) -> bool:
     return row["task"] in _GYRO_TASKS and row["model"].startswith("CM-")
 
 
+def _mu_near(row: Mapping[str, Any], mu: float, tol: float) -> bool:
+    """Whether the learned μ lies within ``tol`` of ``mu``; a μ of NaN (a task whose contacts
+    have no friction, where μ acts on nothing) is not judged."""
+    return math.isnan(row["μ"]) or abs(row["μ"] - mu) <= tol
+
+
 def _near(row: Mapping[str, Any], mu: float, cor: float, tol: float) -> bool:
-    return abs(row["μ"] - mu) <= tol and abs(row["e"] - cor) <= tol
+    return _mu_near(row, mu, tol) and abs(row["e"] - cor) <= tol
 
 
 def coefficient_judgement(row: Mapping[str, Any], tol: float = COEFFICIENT_TOL) -> str:
@@ -131,7 +137,7 @@ def coefficient_judgement(row: Mapping[str, Any], tol: float = COEFFICIENT_TOL) 
 def _out_of_reach(row: Mapping[str, Any], reach: float, tol: float) -> bool:
     """Whether a missed pair is one whose μ is right and whose true e lay further from e's
     start than training could move it (:func:`~physid.contact.learned.restitution_reach`)."""
-    return abs(row["μ"] - row["true μ"]) <= tol and abs(row["true e"] - row["start e"]) > reach
+    return _mu_near(row, row["true μ"], tol) and abs(row["true e"] - row["start e"]) > reach
 
 
 def learned_mu_e_claim(coefficients: Sequence[Mapping[str, Any]], steps: int, lr: float,
