@@ -221,3 +221,12 @@ def test_trace_figure_draws_both_rules_with_the_speed_limit(tiny_results):
     plt.close(fig)
     with pytest.raises(ValueError, match="tolerance"):
         figures.trace_figure(tiny_results.grid, tiny_results.schedule, tolerance=0)
+
+
+def test_error_rows_give_every_task_every_model_trained_anywhere(tiny_results):
+    grid = tiny_results.grid
+    chnn = {**grid[0], "job": {**grid[0]["job"], "model": "CM-CD-CHNN"}}
+    other = {**grid[0], "job": {**grid[0]["job"], "task": "CP3"}}
+    rows = study.error_rows([*grid, chnn, other])
+    assert [list(r) for r in rows] == [["task", "CM-CD-CLNN", "CM-CD-CHNN", "IN-CP-SP"]] * 2
+    assert math.isnan(rows[1]["CM-CD-CHNN"]) and math.isnan(rows[1]["IN-CP-SP"])

@@ -467,14 +467,18 @@ def error_rows(
     key: str = "traj_rel_error",
     reference: Mapping[str, float] | None = None,
 ) -> list[dict]:
-    """One row per task: each model's error ``key`` (Figs. 3–4), and with ``reference`` (task →
+    """One row per task: each model's error ``key`` (Figs. 3–4), NaN where the model was not
+    trained on the task (the CHNN forms train on fewer tasks), and with ``reference`` (task →
     error, :func:`no_contact_reference`) that of the true dynamics without contact."""
     check_choice("key", key, ERROR_KEYS)
+    results = list(results)
+    present = {_key(r)[1] for r in results}
+    models = [m for m in MODELS if m in present]
     rows: dict[str, dict[str, Any]] = {}
     for r in results:
         task, model = _key(r)
         ev = r["evaluation"]
-        row = rows.setdefault(task, {"task": task})
+        row = rows.setdefault(task, {"task": task, **dict.fromkeys(models, math.nan)})
         row[model] = math.nan if ev is None else float(ev[key])
     if reference is not None:
         for task, row in rows.items():
