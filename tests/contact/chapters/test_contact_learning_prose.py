@@ -60,9 +60,9 @@ def test_sizes_prose_under_a_schedule_says_how_far_e_can_move():
         "CM-CD-CHNN and CMr-CD-CHNN on BP5, CP3 and Gyro")
     assert got["n_models"] == "7 models"
     assert got["schedule_text"] == (
-        "CM-CD-CLNN and CMr-CD-CLNN trained on BP5, BP5-e and CP3-e for 800 steps with a rate "
-        "that starts at 0.01 and decays along a cosine to 0.001 at the last step, and each run "
-        "keeps its last state")
+        "CM-CD-CLNN trained on BP5, BP5-e and CP3-e for 800 steps with a rate that starts at "
+        "0.01 and decays along a cosine to 0.001 at the last step, and each run keeps its last "
+        "state")
 
 
 def _result(task, model, skipped=0, fallbacks=0, diverged=0, evaluated=True):

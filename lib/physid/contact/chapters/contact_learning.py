@@ -185,7 +185,7 @@ class LearnSizes(Sizes):
         lcp_tasks: tasks trained on LCP-generated data (robustness).
         noise_tasks: tasks trained on noisy data (robustness).
         noise_levels: standard deviations of that noise.
-        schedule_tasks: tasks on which CM-CD-CLNN and CMr-CD-CLNN also train under
+        schedule_tasks: tasks on which :data:`SCHEDULE_MODELS` also train under
             ``schedule_rule`` (an ablation of the training's length, schedule and checkpoint).
         schedule_rule: how those runs train, as changes to the grid's ``epochs``, ``lr``,
             ``lr_final`` and ``checkpoint`` (a dict of some of these keys).
@@ -421,8 +421,9 @@ def noise_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
     ]
 
 
-#: The models of the schedule ablation (:func:`schedule_jobs`).
-SCHEDULE_MODELS = ("CM-CD-CLNN", "CMr-CD-CLNN")
+#: The models of the schedule ablation (:func:`schedule_jobs`; CMr's runs would double its
+#: cost, which the default's budget does not hold).
+SCHEDULE_MODELS = ("CM-CD-CLNN",)
 
 
 def schedule_jobs(s: LearnSizes, seed: int) -> list[dict[str, Any]]:
