@@ -223,3 +223,11 @@ def test_a_mu_that_acts_on_nothing_is_not_judged():
     assert claims.coefficient_judgement(row) == "truth"
     assert claims.coefficient_judgement({**row, "e": 0.25}) == "authors'"
     assert claims.coefficient_judgement({**row, "e": 0.6}) == "missed"
+
+
+def test_the_grid_rope_counts_as_the_rope_task():
+    rows = [{"task": "Rope50", "ratio": 2.0}, {"task": "BP5", "ratio": 3.0}]
+    verdict = _valid(claims.beats_baselines_claim(rows, ("BP5", "Rope"), 2, 4000))
+    assert verdict.holds and verdict.why == ""
+    missing = _valid(claims.beats_baselines_claim(rows[1:], ("BP5", "Rope"), 2, 4000))
+    assert missing.why == "No CM model or no baseline was evaluated on Rope."
