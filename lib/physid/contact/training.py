@@ -4,7 +4,7 @@
   chunk's first state over the whole chunk (positions and velocities, all L states), AdamW
   (lr 1e-3, weight decay 1e-4, batch 200), the best state by validation loss (their checkpoint
   selection); optionally a cosine decay of the learning rate (:func:`learning_rate`) and the
-  last state as the checkpoint, the book's rule at default. Models with ``one_step = True``
+  last state as the checkpoint (the chapter's converged rule). Models with ``one_step = True``
   (the baselines) train on the consecutive 1-step pairs cut from the chunks, as in the
   authors' code. A step whose gradient is not finite, or
   whose contact problem could not be solved, is skipped and counted.
