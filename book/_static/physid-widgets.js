@@ -4,13 +4,19 @@
 // explorers (no kernel runs behind a static page) and keeps the numbers of tables in one piece.
 // Jupyter never loads it, so a notebook with a live kernel keeps its controls enabled.
 (function () {
-  // The manager's modules are named "@jupyter-widgets/html-manager/dist/..."; require.js
-  // would place them beside the page, and the manager loads its icon fonts from there. Map
-  // that name to the book's copy in _static/vendor/html-manager/.
+  // The manager's bundle defines AMD modules named "@jupyter-widgets/..." (the manager's
+  // "html-manager/dist/libembed-amd", "base", "controls", "output" and their version-7 twins).
+  // Each module finds its icon fonts in the folder require.js gives its name, which would be
+  // beside the page (book/@jupyter-widgets/, where nothing is). Map every one of those names
+  // into the book's copy, _static/vendor/html-manager/, where the fonts are.
   if (window.require && window.require.config && !window.physidRequireConfigured) {
     var here = document.currentScript.src;
     var vendor = here.slice(0, here.lastIndexOf("/") + 1) + "vendor/html-manager";
-    require.config({ paths: { "@jupyter-widgets/html-manager/dist": vendor } });
+    var paths = { "@jupyter-widgets/html-manager/dist": vendor };
+    ["base", "base7", "controls", "controls7", "output", "html-manager"].forEach(function (name) {
+      paths["@jupyter-widgets/" + name] = vendor + "/" + name;
+    });
+    require.config({ paths: paths });
     window.physidRequireConfigured = true;
   }
   if (window.physidPageReady) {

@@ -89,6 +89,24 @@ return Array.from(document.images).map(img => [img.currentSrc || img.src,
 #: Every link's resolved address, and every id on the page.
 LINKS = "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href);"
 
+#: Every font file the page's style sheets name (``@font-face`` sources, resolved): a font is
+#: fetched only when a glyph needs it, so a wrong address shows only on some pages and runs.
+FONT_FILES = """
+const urls = new Set();
+for (const sheet of document.styleSheets) {
+  let rules;
+  try { rules = sheet.cssRules; } catch (error) { continue; }
+  for (const rule of rules) {
+    if (!(rule instanceof CSSFontFaceRule)) continue;
+    const src = rule.style.getPropertyValue("src");
+    for (const match of src.matchAll(/url\\(["']?([^"')]+)["']?\\)/g)) {
+      urls.add(new URL(match[1], sheet.href || document.baseURI).href);
+    }
+  }
+}
+return Array.from(urls);
+"""
+
 #: Every table of the page: a label (its caption or class), its class, how far it reaches
 #: beyond its container, whether it then lies in a box of its own that scrolls sideways within
 #: the article (overflow-x auto or scroll), and the numbers in it that a line break splits
@@ -402,6 +420,7 @@ def render(browser, server: str, docnames: list[str], screenshots: Path) -> dict
             "explorers": browser.execute_script(EXPLORERS),
             "images": browser.execute_script(IMAGES),
             "links": browser.execute_script(LINKS),
+            "fonts": browser.execute_script(FONT_FILES),
             "verdicts": browser.execute_script(VERDICT_CELLS),
             "tables": browser.execute_script(TABLES),
             "page_overflow": browser.execute_script(PAGE_OVERFLOW),
@@ -636,6 +655,23 @@ def test_internal_links_resolve(rendered, server, html_dir):
             elif fragment and f'id="{fragment}"' not in target.read_text(errors="replace"):
                 missing.append(f"{docname}: {href} (no such anchor)")
     assert not missing, "broken internal links:\n" + "\n".join(sorted(set(missing))[:30])
+
+
+@pytest.mark.book
+def test_font_files_exist(rendered, server, html_dir):
+    """Every font a page's style sheets name is in the build (the widget manager's icon fonts
+    were once looked for beside the page, a 404 whenever a glyph needed them)."""
+    missing, named = [], 0
+    for docname, page in rendered.items():
+        for url in page["fonts"]:
+            if not url.startswith(server):
+                missing.append(f"{docname}: {url} (not served by the book)")
+                continue
+            named += 1
+            if not (html_dir / unquote(urlsplit(url).path).lstrip("/")).is_file():
+                missing.append(f"{docname}: {url}")
+    assert named, "no page names a font: the check reads nothing"
+    assert not missing, "fonts not in the build:\n" + "\n".join(sorted(set(missing))[:30])
 
 
 @pytest.mark.book
