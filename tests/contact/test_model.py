@@ -108,7 +108,8 @@ def test_cm_returns_the_least_norm_minimiser_on_every_path(solver, requires_grad
     torch.testing.assert_close(res.compression[:, 0].detach(), expected_c, atol=tol, rtol=0)
     torch.testing.assert_close(res.restitution[:, 0].detach(), expected_r, atol=tol, rtol=0)
     if solver == "fast":
-        assert log.fast_exact == 6 and log.fallbacks == 0 and log.fast_unpolished == 0
+        assert log.fast_exact == log.fast_enumerated == 6
+        assert log.fallbacks == 0 and log.fast_unpolished == 0
     if requires_grad:
         res.velocity_after.sum().backward()
         assert torch.isfinite(s.factor.grad).all()
@@ -198,8 +199,8 @@ def test_authors_target_is_their_formula_and_lies_in_the_range_of_A(rows, constr
 
 def test_authors_target_changes_only_the_constrained_data():
     """Data made with the authors' projection of the target ("CM-authors") equal the book's
-    on BP5 (no equality constraints: both projections leave a reachable target alone) and
-    differ on the constrained CP3 once a contact penetrates."""
+    on BP5 to rounding (no equality constraints: both projections leave a reachable target
+    alone, up to the last bit) and differ on the constrained CP3 once a contact penetrates."""
     from physid.contact import datasets
     from physid.contact.tasks import make_task
 
@@ -208,4 +209,4 @@ def test_authors_target_changes_only_the_constrained_data():
         book = datasets.simulate_task(make_task(name), 2, 0, "CM")
         theirs = datasets.simulate_task(make_task(name), 2, 0, "CM-authors")
         assert bool(book.contact.any())
-        assert torch.equal(book.v, theirs.v) == equal
+        assert bool(((book.v - theirs.v).abs().max() < 1e-12)) == equal

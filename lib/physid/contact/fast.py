@@ -48,6 +48,7 @@ from functools import lru_cache
 import torch
 from torch import Tensor
 
+from physid.contact import active_sets
 from physid.core.validate import check_count, check_positive, check_tensor
 
 #: Classifications tried in turn for the samples whose polish does not verify: the threshold on
@@ -72,14 +73,19 @@ class FastSolution:
         impulse: ``(B, C, k)`` optimal impulses; differentiable where ``polished``.
         polished: ``(B,)`` whether the active-set polish succeeded and was verified (the
             impulse is then exact and carries the implicit gradient).
-        converged: ``(B,)`` whether the interior-point stage met its tolerance.
-        iterations: interior-point iterations run for the batch.
+        converged: ``(B,)`` whether the interior-point stage met its tolerance (or the sample's
+            active set verified in the enumeration).
+        iterations: interior-point iterations run for the batch (0 where every sample was
+            enumerated).
+        enumerated: ``(B,)`` whether the sample was solved by enumerating its active sets
+            (:mod:`physid.contact.active_sets`; then also ``polished``).
     """
 
     impulse: Tensor
     polished: Tensor
     converged: Tensor
     iterations: int
+    enumerated: Tensor
 
 
 # ---------------------------------------------------------------------------------------------
@@ -739,8 +745,14 @@ def solve(
     tol: float = 1e-9,
     max_iter: int = 50,
     newton_steps: int = 8,
+    enumerate_active_sets: bool = True,
 ) -> FastSolution:
     """Solve ``min ½ fᵀAf + cᵀf`` s.t. ``f_n,i ≥ lb_i``, ``‖f_t,i‖ ≤ μ_i f_n,i`` for a batch.
+
+    Small batches of few polyhedral contacts (:func:`physid.contact.active_sets.supports`) are
+    solved by enumerating their active sets (:mod:`physid.contact.active_sets`: no iteration);
+    the samples that do not verify there, and all others, go through the interior point and
+    the polish of the module docstring.
 
     Args:
         A: ``(B, C·k, C·k)`` symmetric positive semi-definite contact-space inverse inertia.
@@ -752,6 +764,8 @@ def solve(
         max_iter: interior-point iteration limit.
         newton_steps: polish Newton iterations for ``k = 3`` (the polish is linear for
             ``k ≤ 2``).
+        enumerate_active_sets: try the enumeration first where it applies (False: the
+            interior point for every sample).
 
     Returns:
         A :class:`FastSolution`; its ``impulse`` is differentiable in all four inputs where
@@ -761,6 +775,10 @@ def solve(
     check_positive("tol", tol)
     check_count("max_iter", max_iter)
     check_count("newton_steps", newton_steps)
+    if not isinstance(enumerate_active_sets, bool):
+        raise TypeError(
+            f"enumerate_active_sets must be a bool, got {type(enumerate_active_sets).__name__}"
+        )
     for name, value, dims in (("A", A, 3), ("c", c, 2), ("mu", mu, 2), ("lb", lb, 2)):
         shape = (None,) * dims
         check_tensor(name, value, shape=shape, dtype=torch.float64, nonnegative=name == "mu")
@@ -777,6 +795,42 @@ def solve(
     # the range of inverse inertias that training explores.
     kappa = A.detach().abs().flatten(1).amax(-1).clamp_min(1e-300)
     A_s, lb_s = A / kappa[:, None, None], lb * kappa[:, None]
+    if enumerate_active_sets and active_sets.supports(B, C, k):
+        f, enumerated = active_sets.solve(A_s, c, mu, lb_s, k)
+    else:
+        f, enumerated = (
+            torch.zeros_like(c).reshape(B, C, k),
+            torch.zeros_like(mu, dtype=torch.bool)[:, 0],
+        )
+    polished, converged, iterations = enumerated, enumerated, 0
+    if not bool(enumerated.all()):
+        rest = (~enumerated).nonzero()[:, 0]
+        f_rest, ok, conv, iterations = _interior_polish(
+            A_s[rest], c[rest], mu[rest], lb_s[rest], k, tol, max_iter, newton_steps
+        )
+        f = f.index_put((rest,), f_rest)
+        polished, converged = polished.index_put((rest,), ok), converged.index_put((rest,), conv)
+    return FastSolution(
+        impulse=f / kappa[:, None, None],
+        polished=polished,
+        converged=converged,
+        iterations=iterations,
+        enumerated=enumerated,
+    )
+
+
+def _interior_polish(
+    A_s: Tensor,
+    c: Tensor,
+    mu: Tensor,
+    lb_s: Tensor,
+    k: int,
+    tol: float,
+    max_iter: int,
+    newton_steps: int,
+) -> tuple[Tensor, Tensor, Tensor, int]:
+    """The interior point and the polish (module docstring) of scaled problems: the impulses
+    (polished, else the interior point's), and whether polished, converged, the iterations."""
     with torch.no_grad():
         args = (A_s.detach(), c.detach(), mu.detach(), lb_s.detach(), k)
         full0 = _prepare(*args, eliminate=False)
@@ -815,5 +869,4 @@ def solve(
     full = _prepare(A_s, c, mu, lb_s, k, eliminate=False)
     R = _kkt_residual(full, act, *_split(full0, y))
     f = _split(full0, y - (J_inv @ R[..., None])[..., 0])[0]
-    impulse = torch.where(ok[:, None, None], f, x) / kappa[:, None, None]
-    return FastSolution(impulse=impulse, polished=ok, converged=converged, iterations=iterations)
+    return torch.where(ok[:, None, None], f, x), ok, converged, iterations

@@ -97,7 +97,9 @@ class SolverLog:
     """Counts of contact problems (one per sample and phase) by how they were solved.
 
     Attributes:
-        fast_exact: solved exactly by the fast solver (verified active-set polish).
+        fast_exact: solved exactly by the fast solver (a verified active set).
+        fast_enumerated: of those, solved by enumerating their active sets
+            (:mod:`physid.contact.active_sets`), with no interior point.
         fast_unpolished: interior-point solutions used as they are, where no gradient was
             needed and the active-set system was singular (the minimiser is not unique).
         fallbacks: re-solved by cvxpylayers because the fast solver could not give a gradient
@@ -110,6 +112,7 @@ class SolverLog:
     """
 
     fast_exact: int = 0
+    fast_enumerated: int = 0
     fast_unpolished: int = 0
     fallbacks: int = 0
     reference: int = 0
@@ -125,7 +128,8 @@ class SolverLog:
     def summary(self) -> str:
         """One line, e.g. for a chapter: how many problems each path solved."""
         text = (
-            f"{self.problems} contact problems: {self.fast_exact} exact (fast), "
+            f"{self.problems} contact problems: {self.fast_exact} exact (fast; "
+            f"{self.fast_enumerated} by enumeration), "
             f"{self.fast_unpolished} interior point without gradient (fast), "
             f"{self.fallbacks} cvxpylayers fallbacks, {self.reference} cvxpylayers"
         )
@@ -315,6 +319,7 @@ class ContactModel:
         unusable = ~solution.polished & (~solution.converged | needs_grad)
         n_unpolished = int((~solution.polished & ~unusable).sum())
         log.fast_exact += int(solution.polished.sum())
+        log.fast_enumerated += int(solution.enumerated.sum())
         log.fast_unpolished += n_unpolished
         if not bool(unusable.any()):
             return solution.impulse

@@ -234,6 +234,7 @@ def _grads_finite(model: nn.Module) -> bool:
 def _log_dict(log: SolverLog) -> dict[str, Any]:
     return {
         "fast_exact": log.fast_exact,
+        "fast_enumerated": log.fast_enumerated,
         "fast_unpolished": log.fast_unpolished,
         "fallbacks": log.fallbacks,
         "reference": log.reference,

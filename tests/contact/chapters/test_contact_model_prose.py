@@ -158,7 +158,7 @@ def test_cmr_prose_without_non_unique_problems():
 
 
 class Log:
-    problems, fast_exact, fast_unpolished, fallbacks = 4, 3, 1, 1
+    problems, fast_exact, fast_enumerated, fast_unpolished, fallbacks = 4, 3, 2, 1, 1
 
 
 class Data:
@@ -176,6 +176,7 @@ def test_solver_prose_sums_the_logs_and_skips_missing_gradients():
     ]
     got = prose.solver_prose({"a": Run(), "b": Run()}, comparison, {"default": 1e-3, "tight": 1e-8})
     assert got["problems_total"] == "8 contact problems" and got["fast_exact"] == 6
+    assert got["fast_enumerated"] == 4
     assert got["fallbacks_text"] == "2 cvxpylayers fallbacks"
     assert got["max_df"] == 2e-9 and got["max_dg"] == 1e-8 and got["max_dg_mu0"] == 0.5
     assert got["scs_default"] == 1e-3 and got["scs_tight"] == 1e-8
@@ -198,6 +199,7 @@ def test_timing_prose_reads_the_largest_and_the_single_batch():
     assert got["timing_ratio_low"] == 10 and got["timing_ratio_high"] == 20
     assert got["timing_one"] == 2.0
     assert got["ip_iterations_text"] == "12 interior-point iterations"
+    assert got["planar_sets_text"] == "7 candidate active sets"
 
 
 def test_single_problem_iterations_counts_the_interior_point():

@@ -1,0 +1,89 @@
+"""Small contact problems by enumeration of active sets, against the interior point."""
+
+import pytest
+import torch
+
+from physid.contact import active_sets, fast
+from tests.contact.test_fast import random_problems
+
+pytestmark = pytest.mark.usefixtures("float64_default")
+
+
+@pytest.mark.parametrize("k, C", [(1, 1), (1, 5), (2, 1), (2, 2)])
+@pytest.mark.parametrize("lb_scale", [0.0, 0.5])
+def test_enumeration_matches_the_interior_point_in_impulses_and_gradients(k, C, lb_scale):
+    F, c, mu, lb = random_problems(20, C, k, seed=20 + 3 * k + C, lb_scale=lb_scale)
+    mu[::6] = 0.0  # the one-sided derivative at μ = 0, as the polish gives it
+    F = torch.cat([F, 0.05 * torch.eye(C * k).expand(20, -1, -1)], 1)
+    weights = torch.randn(20, C, k, generator=torch.Generator().manual_seed(4))
+    solutions, grads = [], []
+    for enumerate_sets in (True, False):
+        inputs = [t.clone().requires_grad_(True) for t in (F, c, mu, lb)]
+        sol = fast.solve(
+            inputs[0].mT @ inputs[0], *inputs[1:], k, enumerate_active_sets=enumerate_sets
+        )
+        assert sol.polished.all()
+        solutions.append(sol)
+        grad = torch.autograd.grad((sol.impulse * weights).sum(), inputs, allow_unused=True)
+        grads.append(
+            [torch.zeros_like(t) if g is None else g for t, g in zip(inputs, grad, strict=True)]
+        )
+    assert solutions[0].iterations == 0 and solutions[1].iterations > 0
+    torch.testing.assert_close(solutions[0].impulse, solutions[1].impulse, rtol=0, atol=1e-9)
+    # At an apex with lb = 0 the polish may take the two cone sides, which give no derivative
+    # in lb (test_apex_derivative_in_lb_is_the_bound_s below).
+    apex = (solutions[0].impulse.abs().amax(-1) < 1e-12) & (lb == 0)
+    grads[1][3] = torch.where(apex, grads[0][3], grads[1][3])
+    for name, a, b in zip("F c mu lb".split(), *grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-7, atol=1e-7, msg=name)
+
+
+def test_apex_derivative_in_lb_is_the_bound_s():
+    # One planar contact pulled away (f = 0, every constraint active at lb = 0): raising lb to
+    # ε forces f_n = ε, and f_t = ∓με on the cone side opposite the tangential pull.
+    A = torch.tensor([[[2.0, 0.3], [0.3, 1.0]]])
+    c = torch.tensor([[1.0, -0.2]])
+    mu = torch.tensor([[0.5]])
+    lb = torch.zeros(1, 1, requires_grad=True)
+    f, solved = active_sets.solve(A, c, mu, lb, 2)
+    assert solved.all() and f.abs().max() == 0
+    rows = [torch.autograd.grad(f[0, 0, i], lb, retain_graph=True)[0].item() for i in range(2)]
+    eps = 1e-7
+    ahead = fast.solve(A, c, mu, torch.full((1, 1), eps), 2, enumerate_active_sets=False)
+    assert rows == pytest.approx((ahead.impulse[0, 0] / eps).tolist(), abs=1e-6)
+    assert rows == pytest.approx([1.0, 0.5])
+
+
+def test_enumerated_gradient_passes_gradcheck():
+    F, c, mu, lb = random_problems(3, 1, 2, seed=5, lb_scale=0.4)
+
+    def impulse(F, c, mu, lb):
+        f, solved = active_sets.solve(F.mT @ F, c, mu, lb, 2)
+        assert solved.all()
+        return f
+
+    args = tuple(t.requires_grad_(True) for t in (F, c, mu, lb))
+    assert torch.autograd.gradcheck(impulse, args, eps=1e-6, atol=1e-6, rtol=1e-5)
+
+
+def test_singular_problem_is_left_to_the_interior_point():
+    # The minimisers of this problem form a segment: no active set identifies one of them.
+    A = torch.tensor([[[1.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]])
+    c = torch.tensor([[-1.0, 0.0], [-1.0, 0.5]])
+    mu, lb = torch.tensor([[0.8], [0.8]]), torch.zeros(2, 1)
+    f, solved = active_sets.solve(A, c, mu, lb, 2)
+    assert solved.tolist() == [False, True]
+    torch.testing.assert_close(f[1, 0], torch.tensor([1.0, -0.5]))
+    sol = fast.solve(A, c, mu, lb, 2)
+    assert sol.polished.tolist() == [False, True] and bool(sol.converged[0])
+
+
+def test_sizes_beyond_the_enumeration_raise_and_are_not_enumerated():
+    assert active_sets.supports(200, 1, 2) and active_sets.supports(25, 2, 2)
+    assert not active_sets.supports(200, 2, 2) and not active_sets.supports(1, 4, 2)
+    assert not active_sets.supports(1, 1, 3) and active_sets.supports(1, 8, 1)
+    F, c, mu, lb = random_problems(200, 2, 2, seed=1)
+    with pytest.raises(ValueError, match="B=200"):
+        active_sets.solve(F.mT @ F, c, mu, lb, 2)
+    with pytest.raises(TypeError, match="enumerate_active_sets"):
+        fast.solve(F.mT @ F, c, mu, lb, 2, enumerate_active_sets=1)
