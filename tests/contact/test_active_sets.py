@@ -19,9 +19,7 @@ def test_enumeration_matches_the_interior_point_in_impulses_and_gradients(k, C, 
     solutions, grads = [], []
     for enumerate_sets in (True, False):
         inputs = [t.clone().requires_grad_(True) for t in (F, c, mu, lb)]
-        sol = fast.solve(
-            inputs[0].mT @ inputs[0], *inputs[1:], k, enumerate_active_sets=enumerate_sets
-        )
+        sol = fast.solve(inputs[0].mT @ inputs[0], *inputs[1:], k, direct=enumerate_sets)
         assert sol.polished.all()
         solutions.append(sol)
         grad = torch.autograd.grad((sol.impulse * weights).sum(), inputs, allow_unused=True)
@@ -49,7 +47,7 @@ def test_apex_derivative_in_lb_is_the_bound_s():
     assert solved.all() and f.abs().max() == 0
     rows = [torch.autograd.grad(f[0, 0, i], lb, retain_graph=True)[0].item() for i in range(2)]
     eps = 1e-7
-    ahead = fast.solve(A, c, mu, torch.full((1, 1), eps), 2, enumerate_active_sets=False)
+    ahead = fast.solve(A, c, mu, torch.full((1, 1), eps), 2, direct=False)
     assert rows == pytest.approx((ahead.impulse[0, 0] / eps).tolist(), abs=1e-6)
     assert rows == pytest.approx([1.0, 0.5])
 
@@ -85,5 +83,5 @@ def test_sizes_beyond_the_enumeration_raise_and_are_not_enumerated():
     F, c, mu, lb = random_problems(200, 2, 2, seed=1)
     with pytest.raises(ValueError, match="B=200"):
         active_sets.solve(F.mT @ F, c, mu, lb, 2)
-    with pytest.raises(TypeError, match="enumerate_active_sets"):
-        fast.solve(F.mT @ F, c, mu, lb, 2, enumerate_active_sets=1)
+    with pytest.raises(TypeError, match="direct"):
+        fast.solve(F.mT @ F, c, mu, lb, 2, direct=1)

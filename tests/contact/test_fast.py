@@ -137,8 +137,8 @@ def test_early_polish_is_exact_against_cvxpylayers(k, C, monkeypatch):
     F = torch.cat([F, 0.1 * torch.eye(C * k).expand(24, -1, -1)], 1)
     weights = torch.randn(24, C, k, generator=torch.Generator().manual_seed(3))
     inputs = [t.clone().requires_grad_(True) for t in (F, c, mu, lb)]
-    # The interior point for every sample (one planar contact would be enumerated).
-    sol = fast.solve(inputs[0].mT @ inputs[0], *inputs[1:], k, enumerate_active_sets=False)
+    # The interior point for every sample (one contact would be solved directly).
+    sol = fast.solve(inputs[0].mT @ inputs[0], *inputs[1:], k, direct=False)
     assert sol.polished.all() and sol.converged.all()
     grads_fast = torch.autograd.grad((sol.impulse * weights).sum(), inputs)
     ref_inputs = [t.clone().requires_grad_(True) for t in (F, c, mu, lb)]
@@ -154,9 +154,7 @@ def test_early_polish_is_exact_against_cvxpylayers(k, C, monkeypatch):
     # The same impulse and gradient as polishing only after the interior point converged.
     monkeypatch.setattr(fast, "_EARLY_POLISH", ())
     late_inputs = [t.clone().requires_grad_(True) for t in (F, c, mu, lb)]
-    late = fast.solve(
-        late_inputs[0].mT @ late_inputs[0], *late_inputs[1:], k, enumerate_active_sets=False
-    )
+    late = fast.solve(late_inputs[0].mT @ late_inputs[0], *late_inputs[1:], k, direct=False)
     grads_late = torch.autograd.grad((late.impulse * weights).sum(), late_inputs)
     torch.testing.assert_close(sol.impulse, late.impulse, rtol=0, atol=1e-12)
     for a, b in zip(grads_fast, grads_late, strict=True):
@@ -176,3 +174,40 @@ def test_reference_layers_built_per_call_give_the_cached_answer():
     assert reference.build_layer(1, 3, 4) is not reference.build_layer(1, 3, 4)
     with pytest.raises(TypeError, match="per_call"):
         reference.solve(F, c, mu, lb, 3, per_call=1)
+
+
+@pytest.mark.parametrize("lb_scale", [0.0, 0.5, 3.0])
+def test_single_spatial_contact_solved_directly_matches_the_interior_point(lb_scale):
+    # Every piece of the cone holds some minimisers of this draw: the interior, the face at the
+    # bound, the apex (lb = 0), the surface and its rim at the bound. μ = 0 takes the
+    # interior point.
+    F, c, mu, lb = random_problems(120, 1, 3, seed=11, lb_scale=lb_scale)
+    mu[::10] = 0.0
+    weights = torch.randn(120, 1, 3, generator=torch.Generator().manual_seed(5))
+    solutions, grads = [], []
+    for direct in (True, False):
+        inputs = [t.clone().requires_grad_(True) for t in (F, c, mu, lb)]
+        sol = fast.solve(inputs[0].mT @ inputs[0], *inputs[1:], 3, direct=direct)
+        assert sol.polished.all()
+        solutions.append(sol)
+        grads.append(torch.autograd.grad((sol.impulse * weights).sum(), inputs))
+    direct = solutions[0].enumerated
+    assert not direct[::10].any() and direct.float().mean() > 0.85
+    torch.testing.assert_close(solutions[0].impulse, solutions[1].impulse, rtol=0, atol=1e-9)
+    for name, a, b in zip("F c mu lb".split(), *grads, strict=True):
+        if name == "lb":  # at the apex the polish may take either derivative in lb
+            apex = solutions[0].impulse.abs().amax(-1) < 1e-12
+            a, b = a[~apex], b[~apex]
+        torch.testing.assert_close(a, b, rtol=1e-7, atol=1e-7, msg=name)
+    f = solutions[0].impulse.detach()[:, 0]
+    at_bound = (f[:, 0] - lb[:, 0]).abs() < 1e-9
+    on_surface = (mu[:, 0] * f[:, 0] - f[:, 1:].norm(dim=-1)).abs() < 1e-9
+    pieces = {
+        "interior": ~at_bound & ~on_surface,
+        "surface": on_surface & ~at_bound,
+        "rim" if lb_scale else "apex": at_bound & on_surface,
+    }
+    if lb_scale:  # at lb = 0 the face is the apex
+        pieces["face"] = at_bound & ~on_surface
+    for piece, where in pieces.items():
+        assert bool((where & direct).any()), f"no {piece} minimiser solved directly"

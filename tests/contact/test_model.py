@@ -209,4 +209,4 @@ def test_authors_target_changes_only_the_constrained_data():
         book = datasets.simulate_task(make_task(name), 2, 0, "CM")
         theirs = datasets.simulate_task(make_task(name), 2, 0, "CM-authors")
         assert bool(book.contact.any())
-        assert bool(((book.v - theirs.v).abs().max() < 1e-12)) == equal
+        assert bool((book.v - theirs.v).abs().max() < 1e-12) == equal

@@ -77,8 +77,9 @@ class FastSolution:
             active set verified in the enumeration).
         iterations: interior-point iterations run for the batch (0 where every sample was
             enumerated).
-        enumerated: ``(B,)`` whether the sample was solved by enumerating its active sets
-            (:mod:`physid.contact.active_sets`; then also ``polished``).
+        enumerated: ``(B,)`` whether the sample was solved directly, without the interior
+            point: by enumerating its active sets (:mod:`physid.contact.active_sets`) or, for a
+            single spatial contact, on the pieces of its cone (then also ``polished``).
     """
 
     impulse: Tensor
@@ -711,7 +712,12 @@ def _polish(full: _Problem, act: _ActiveSet, x, z_l, z_q, newton_steps: int):
     Returns the solution y = (f, λ), the inverse KKT Jacobian there (zero where singular) and
     whether the result is verified.
     """
-    y = _initial_multipliers(full, act, x, z_l, z_q)
+    return _newton(full, act, _initial_multipliers(full, act, x, z_l, z_q), newton_steps)
+
+
+def _newton(full: _Problem, act: _ActiveSet, y: Tensor, newton_steps: int):
+    """Newton on the KKT equations of ``act`` from ``y`` = (f, λ); no gradient. Returns the
+    solution, the inverse KKT Jacobian there (zero where singular) and whether it verifies."""
     for _ in range(newton_steps if full.has_cone else 1):
         R = _kkt_residual(full, act, *_split(full, y))
         if full.has_cone and bool((R.abs().amax(-1) <= 1e-14 * (1 + y.abs().amax(-1))).all()):
@@ -745,14 +751,17 @@ def solve(
     tol: float = 1e-9,
     max_iter: int = 50,
     newton_steps: int = 8,
-    enumerate_active_sets: bool = True,
+    direct: bool = True,
 ) -> FastSolution:
     """Solve ``min ½ fᵀAf + cᵀf`` s.t. ``f_n,i ≥ lb_i``, ``‖f_t,i‖ ≤ μ_i f_n,i`` for a batch.
 
-    Small batches of few polyhedral contacts (:func:`physid.contact.active_sets.supports`) are
-    solved by enumerating their active sets (:mod:`physid.contact.active_sets`: no iteration);
-    the samples that do not verify there, and all others, go through the interior point and
-    the polish of the module docstring.
+    Two kinds of problem are solved directly first: small batches of few polyhedral contacts
+    (:func:`physid.contact.active_sets.supports`) by enumerating their active sets
+    (:mod:`physid.contact.active_sets`: no iteration), and a single spatial contact with μ > 0
+    by locating its minimiser on the pieces of its cone (interior, bound, apex, surface, rim:
+    one angle to search on the last two) and polishing it there. The samples that do not
+    verify on these paths, and all others, go through the interior point and the polish of
+    the module docstring.
 
     Args:
         A: ``(B, C·k, C·k)`` symmetric positive semi-definite contact-space inverse inertia.
@@ -764,8 +773,8 @@ def solve(
         max_iter: interior-point iteration limit.
         newton_steps: polish Newton iterations for ``k = 3`` (the polish is linear for
             ``k ≤ 2``).
-        enumerate_active_sets: try the enumeration first where it applies (False: the
-            interior point for every sample).
+        direct: try the direct paths first where they apply (False: the interior point for
+            every sample).
 
     Returns:
         A :class:`FastSolution`; its ``impulse`` is differentiable in all four inputs where
@@ -775,10 +784,8 @@ def solve(
     check_positive("tol", tol)
     check_count("max_iter", max_iter)
     check_count("newton_steps", newton_steps)
-    if not isinstance(enumerate_active_sets, bool):
-        raise TypeError(
-            f"enumerate_active_sets must be a bool, got {type(enumerate_active_sets).__name__}"
-        )
+    if not isinstance(direct, bool):
+        raise TypeError(f"direct must be a bool, got {type(direct).__name__}")
     for name, value, dims in (("A", A, 3), ("c", c, 2), ("mu", mu, 2), ("lb", lb, 2)):
         shape = (None,) * dims
         check_tensor(name, value, shape=shape, dtype=torch.float64, nonnegative=name == "mu")
@@ -795,8 +802,10 @@ def solve(
     # the range of inverse inertias that training explores.
     kappa = A.detach().abs().flatten(1).amax(-1).clamp_min(1e-300)
     A_s, lb_s = A / kappa[:, None, None], lb * kappa[:, None]
-    if enumerate_active_sets and active_sets.supports(B, C, k):
+    if direct and active_sets.supports(B, C, k):
         f, enumerated = active_sets.solve(A_s, c, mu, lb_s, k)
+    elif direct and k == 3 and C == 1:
+        f, enumerated = _single_cone(A_s, c, mu, lb_s, newton_steps)
     else:
         f, enumerated = (
             torch.zeros_like(c).reshape(B, C, k),
@@ -865,8 +874,127 @@ def _interior_polish(
         converged, iterations = state.converged | ok, state.iterations
         J_inv = torch.where(ok[:, None, None], J_inv, torch.zeros_like(J_inv))
         y = torch.where(ok[:, None], y, torch.zeros_like(y))
-    # The differentiable Newton step: same value, implicit-function-theorem gradient.
-    full = _prepare(A_s, c, mu, lb_s, k, eliminate=False)
-    R = _kkt_residual(full, act, *_split(full0, y))
-    f = _split(full0, y - (J_inv @ R[..., None])[..., 0])[0]
+    f = _implicit_step(A_s, c, mu, lb_s, k, act, y, J_inv)
     return torch.where(ok[:, None, None], f, x), ok, converged, iterations
+
+
+def _implicit_step(A_s, c, mu, lb_s, k: int, act: _ActiveSet, y: Tensor, J_inv: Tensor) -> Tensor:
+    """The differentiable Newton step ``y - J⁻¹ R(y, θ)`` with ``y`` and ``J⁻¹`` detached: the
+    same impulse, with the implicit-function-theorem derivative in ``θ = (A, c, μ, lb)``."""
+    full = _prepare(A_s, c, mu, lb_s, k, eliminate=False)
+    R = _kkt_residual(full, act, *_split(full, y))
+    return _split(full, y - (J_inv @ R[..., None])[..., 0])[0]
+
+
+#: Angles tried on the cone's surface (or its rim) before Newton's method on the angle
+#: (:func:`_single_cone`), and the Newton steps taken.
+_CONE_ANGLES = 32
+_ANGLE_STEPS = 4
+
+
+def _angle_terms(A: Tensor, c: Tensor, mu: Tensor, theta: Tensor):
+    """a = dᵀc and b = dᵀAd with d = (1, μ cos θ, μ sin θ), and their first two derivatives
+    in θ; ``A`` (B, 3, 3), ``c`` (B, 3), ``mu`` (B,), ``theta`` (B, n)."""
+    cos, sin = torch.cos(theta), torch.sin(theta)
+    one, zero = torch.ones_like(theta), torch.zeros_like(theta)
+    m = mu[:, None]
+    d = torch.stack([one, m * cos, m * sin], -1)  # (B, n, 3)
+    d1 = torch.stack([zero, -m * sin, m * cos], -1)
+    d2 = torch.stack([zero, -m * cos, -m * sin], -1)
+    Ad, Ad1 = d @ A.mT, d1 @ A.mT
+    a, a1, a2 = d @ c[:, :, None], d1 @ c[:, :, None], d2 @ c[:, :, None]
+    b = (d * Ad).sum(-1)
+    b1 = 2 * (d1 * Ad).sum(-1)
+    b2 = 2 * ((d2 * Ad).sum(-1) + (d1 * Ad1).sum(-1))
+    return d, a[..., 0], a1[..., 0], a2[..., 0], b, b1, b2
+
+
+def _best_angle(A: Tensor, c: Tensor, mu: Tensor, lb: Tensor, rim: bool) -> Tensor:
+    """The angle θ of the tangential direction minimising the objective on the cone's surface
+    (``rim`` False: f = n d(θ) with the best n = -a/b, objective -a²/2b where a < 0) or on its
+    rim at the bound (f = lb d(θ), objective lb² b/2 + lb a): the best of a grid, then Newton."""
+    grid = torch.arange(_CONE_ANGLES, dtype=A.dtype, device=A.device) * (
+        2 * torch.pi / _CONE_ANGLES
+    )
+    theta = grid.expand(A.shape[0], -1)
+
+    def value(theta: Tensor):
+        _, a, a1, a2, b, b1, b2 = _angle_terms(A, c, mu, theta)
+        if rim:
+            L = lb[:, None]
+            return L * L * b / 2 + L * a, L * L * b1 / 2 + L * a1, L * L * b2 / 2 + L * a2
+        phi = torch.where(a < 0, -a * a / (2 * b), torch.full_like(a, torch.inf))
+        g = -a * a1 / b + a * a * b1 / (2 * b * b)
+        h = -(a1 * a1 + a * a2) / b + 2 * a * a1 * b1 / b**2 + a * a * b2 / (2 * b**2)
+        return phi, g, h - a * a * b1 * b1 / b**3
+
+    phi, _, _ = value(theta)
+    theta = theta.gather(1, phi.argmin(1, keepdim=True))
+    for _ in range(_ANGLE_STEPS):
+        _, g, h = value(theta)
+        step = torch.where(h > 0, g / h.clamp_min(1e-300), torch.zeros_like(g))
+        theta = theta - step.clamp(-0.5, 0.5)
+    return theta[:, 0]
+
+
+def _single_cone(A_s, c, mu, lb_s, newton_steps: int) -> tuple[Tensor, Tensor]:
+    """One spatial contact per sample (k = 3, C = 1, μ > 0) without the interior point.
+
+    The minimiser lies in the interior (f = -A⁻¹c), on the face f_n = lb inside the cone, at
+    the apex (lb = 0), on the cone's surface, or on its rim at the bound; on the last two the
+    tangential direction is the one angle left, found by :func:`_best_angle`. The first of
+    these that is feasible (and dual feasible where that is cheap to tell) gives the active
+    set and a starting point for the polish's Newton iterations, whose result is verified as
+    the interior point's is. Returns the impulses (differentiable, through the implicit step)
+    and whether each sample verified.
+    """
+    with torch.no_grad():
+        A0, c0, mu0, lb0 = A_s.detach(), c.detach(), mu.detach(), lb_s.detach()
+        full = _prepare(A0, c0, mu0, lb0, 3, eliminate=False)
+        m0, l0 = mu0[:, 0], lb0[:, 0]
+        scale = 1.0 + c0.abs().amax(-1) + l0.abs()
+        tol = 1e-12 * scale
+
+        def inside(f: Tensor) -> Tensor:
+            return (f[:, 0] - l0 >= -tol) & (m0 * f[:, 0] - f[:, 1:].norm(dim=-1) >= -tol)
+
+        interior = torch.linalg.solve_ex(A0, -c0)[0]
+        tangent = torch.linalg.solve_ex(A0[:, 1:, 1:], -(c0[:, 1:] + A0[:, 1:, 0] * l0[:, None]))[0]
+        face = torch.cat([l0[:, None], tangent], -1)
+        face_ok = inside(face) & ((A0 @ face[..., None])[:, 0, 0] + c0[:, 0] >= -tol)
+        apex_ok = (l0.abs() <= 1e-12 * scale) & (c0[:, 0] - m0 * c0[:, 1:].norm(dim=-1) >= -tol)
+        theta = _best_angle(A0, c0, m0, l0, rim=False)
+        d, a, *_, b, _, _ = _angle_terms(A0, c0, m0, theta[:, None])
+        surface = (-a / b)[:, :, None] * d  # (B, 1, 3)
+        surface = surface[:, 0]
+        rim_theta = _best_angle(A0, c0, m0, l0, rim=True)
+        rim = l0[:, None] * _angle_terms(A0, c0, m0, rim_theta[:, None])[0][:, 0]
+        take_interior = inside(interior)
+        take_face = ~take_interior & face_ok
+        take_apex = ~take_interior & ~take_face & apex_ok
+        take_surface = ~take_interior & ~take_face & ~take_apex & (a[:, 0] < 0) & inside(surface)
+        take_rim = ~take_interior & ~take_face & ~take_apex & ~take_surface
+        f = torch.where(take_interior[:, None], interior, rim)
+        f = torch.where(take_face[:, None], face, f)
+        f = torch.where(take_apex[:, None], torch.zeros_like(f), f)
+        f = torch.where(take_surface[:, None], surface, f)
+        act = _ActiveSet(
+            rows=(take_face | take_rim)[:, None, None],
+            surface=(take_surface | take_rim)[:, None],
+            apex=take_apex[:, None],
+            directional=torch.zeros_like(take_apex)[:, None],
+            u0=torch.zeros_like(f)[:, None],
+        )
+        # Multipliers from the stationarity A f + c = Γᵀλ_l + λ_c (μ e_n - u).
+        grad = (A0 @ f[..., None])[..., 0] + c0
+        norm = f[:, 1:].norm(dim=-1, keepdim=True)
+        u = f[:, 1:] / torch.where(norm > 0, norm, torch.ones_like(norm))
+        lam_c = torch.where(act.surface[:, 0], -(grad[:, 1:] * u).sum(-1), torch.zeros_like(m0))
+        lam_l = torch.where(act.rows[:, 0, 0], grad[:, 0] - m0 * lam_c, torch.zeros_like(m0))
+        y = torch.cat([f, lam_l[:, None], lam_c[:, None]], -1)
+        y, J_inv, ok = _newton(full, act, y, newton_steps)
+        ok &= ~full.fixed[:, 0]
+        y = torch.where(ok[:, None], y, torch.zeros_like(y))
+        J_inv = torch.where(ok[:, None, None], J_inv, torch.zeros_like(J_inv))
+    f = _implicit_step(A_s, c, mu, lb_s, 3, act, y, J_inv)
+    return torch.where(ok[:, None, None], f, torch.zeros_like(f)), ok

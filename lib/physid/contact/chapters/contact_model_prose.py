@@ -280,7 +280,7 @@ def single_problem_iterations(run: TaskRun) -> int:
     pool = events.stack_events(run.events)[0].space
     lower = torch.zeros_like(pool.mu[:1])
     return fast.solve(
-        pool.A[:1], pool.velocity[:1], pool.mu[:1], lower, pool.k, enumerate_active_sets=False
+        pool.A[:1], pool.velocity[:1], pool.mu[:1], lower, pool.k, direct=False
     ).iterations
 
 
