@@ -23,7 +23,15 @@ How the measurement holds still
   the target is judged on the median.
 
 Targets: at batch 200, at least 50 times faster than per-sample cvxpylayers on BP5 and on the
-gyroscope's cone.
+gyroscope's cone; a CM-CD-CLNN training step within 1.5 times an MLP-CD-CLNN step on BP5 and the
+gyroscope.
+
+The training-step rows (``contact_step.json``) time a step of CM-CD-CLNN against a step of
+MLP-CD-CLNN, the same learned potential with no contact model (its loss, AdamW step and batch of
+25 chunks alike; the validation loss is not in either): the contact layer's cost beside the
+network, whose potential's double backward both pay. Each contender trains one epoch of a fresh
+model in turn, and the seconds per step of every epoch after the warm-up are compared repeat by
+repeat.
 
 The training-epoch row times one epoch of CM-CD-CLNN on BP5 (:func:`physid.contact.training.train`
 with ``epochs=1``: AdamW steps on every minibatch, then the validation loss), from the same
@@ -37,6 +45,7 @@ their training and validation losses are printed with their largest difference.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 import warnings
 
@@ -47,7 +56,7 @@ from physid.contact import datasets, reference, training
 from physid.contact.chapters import contact_model as ex
 from physid.contact.chapters import contact_model_timing as timing
 from physid.contact.model import ContactModel
-from physid.core.bench import Target, interleaved, ratio, write_report
+from physid.core.bench import Target, Timing, interleaved, ratio, write_report
 
 BATCHES = (1, 16, 64, 200, 256)
 GYRO_BATCHES = (1, 16, 200)
@@ -60,6 +69,49 @@ DATA = (160, 20, 20)
 EPOCH_DATA = (128, 16)
 EPOCH_BATCH = 32
 EPOCH_TARGET = 30.0
+#: The training-step rows: tasks, trajectories (train, validation), minibatch, and the target
+#: on the ratio of a CM-CD-CLNN step to an MLP-CD-CLNN step (the same network, no contact model).
+STEP_TASKS = ("BP5", "Gyro")
+STEP_DATA = (100, 10)
+STEP_BATCH = 25
+STEP_TARGET = 1.5
+
+
+def step_timing(repeat: int) -> tuple[list[dict], list[Target]]:
+    """Seconds per training step (forward, backward, AdamW; validation excluded) of
+    CM-CD-CLNN and of MLP-CD-CLNN, the same network without the contact model, in turn."""
+    rows, targets = [], []
+    for task in STEP_TASKS:
+        row, target = _step_cost(task, repeat)
+        rows.append(row)
+        targets.append(target)
+    return rows, targets
+
+
+def _step_cost(task: str, repeat: int) -> tuple[dict, Target]:
+    data = datasets.generate(task, *STEP_DATA, 0, seed=3)
+    config = training.TrainConfig(epochs=1, batch_size=STEP_BATCH)
+    steps: dict[str, list[float]] = {"CM-CD-CLNN": [], "MLP-CD-CLNN": []}
+
+    def epoch(name: str) -> None:
+        result = training.train(training.build(name, task, 0), data, config)
+        steps[name].append(result.seconds_per_iteration)
+
+    interleaved({name: functools.partial(epoch, name) for name in steps}, repeat=repeat)
+    cm, mlp = (Timing(tuple(steps[name][1:])) for name in steps)  # after the warm-up
+    cost = ratio(cm, mlp)
+    row = {
+        "task": task,
+        "batch": STEP_BATCH,
+        "CM-CD-CLNN step (ms)": 1e3 * cm.median,
+        "MLP-CD-CLNN step (ms)": 1e3 * mlp.median,
+        "CM / MLP, median": cost.median,
+        "CM / MLP, spread": cost.spread,
+    }
+    target = Target.from_timing(
+        f"{task}-training-step-CM-over-MLP", cost, STEP_TARGET, "x", higher_is_better=False
+    )
+    return row, target
 
 
 def epoch_timing(repeat: int) -> tuple[list[dict], Target]:
@@ -155,6 +207,7 @@ def main() -> None:
     rows += epoch_rows
     targets.append(epoch_target)
     write_report("contact", rows, targets)
+    write_report("contact_step", *step_timing(REPEAT))
     print(f"benchmark time: {time.perf_counter() - start:.0f} s")
 
 

@@ -106,7 +106,9 @@ def _constraints(mu: Tensor, lb: Tensor, k: int) -> tuple[Tensor, Tensor]:
 def _kkt_solve(A: Tensor, c: Tensor, G: Tensor, h: Tensor, active: Tensor):
     """Solve the KKT equations of the active sets ``active`` (broadcast with the problems)."""
     m, n = A.shape[-1], G.shape[-2]
-    batch = torch.broadcast_shapes(A.shape[:-2], G.shape[:-2], c.shape[:-1], active.shape[:-1])
+    # (The shapes are (B, 1) and (S,), or (B,) and (B,): torch.broadcast_shapes costs more.)
+    batch = max(A.shape[:-2], G.shape[:-2], c.shape[:-1], key=len)
+    batch = (*batch[: len(batch) - active.dim() + 1], *active.shape[:-1])
     on = active.to(A.dtype).expand(*batch, n)
     G = G.expand(*batch, n, m)
     top = torch.cat([A.expand(*batch, m, m), G.mT * on[..., None, :]], -1)
