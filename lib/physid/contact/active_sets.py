@@ -1,14 +1,14 @@
 """Small contact problems solved exactly by enumerating their active sets.
 
-The contact problems of :mod:`physid.contact.fast`,
+The contact problems of :mod:`physid.contact.fast`::
 
-    minimise  ½ fᵀ A f + cᵀ f
-    subject to  g_i,1 = lb_i − f_n,i ≤ 0,  and for k = 2  g_i,2 = f_t,i − μ_i f_n,i ≤ 0,
-                g_i,3 = −f_t,i − μ_i f_n,i ≤ 0,
+    minimise    ½ fᵀ A f + cᵀ f
+    subject to  g_i,1 = lb_i − f_n,i ≤ 0,
+                g_i,2 = f_t,i − μ_i f_n,i ≤ 0 and g_i,3 = −f_t,i − μ_i f_n,i ≤ 0 (k = 2),
 
 have polyhedral constraints when ``k ≤ 2`` (a limit, or a planar contact whose friction cone is
 two half-planes). With ``A`` positive definite the minimiser is unique, and it is the solution of
-the Karush-Kuhn-Tucker (KKT) equations of its active set W,
+the Karush-Kuhn-Tucker (KKT) equations of its active set W::
 
     A f + c + Σ_{j ∈ W} ν_j ∇g_j = 0,   g_j(f) = 0 (j ∈ W),   ν_j = 0 (j ∉ W),
 
