@@ -190,7 +190,8 @@ class LearnSizes(Sizes):
         schedule_rule: how those runs train, as changes to the grid's ``epochs``, ``lr``,
             ``lr_final`` and ``checkpoint`` (a dict of some of these keys).
         scaling_nodes: rope sizes of Table 3.
-        scaling_batch: chunks per timed iteration in Table 3.
+        scaling_batch: chunks per timed iteration in Table 3 (enough, beyond the quick scale,
+            for the arithmetic of the larger ropes to outweigh the fixed cost of each call).
         scaling_repeats: timed iterations per rope size (the median is reported).
         n_jobs: training runs in parallel (joblib processes, one thread each), or -1.
         device: where the models train and Table 3 is timed: ``"cpu"``, ``"cuda"``, or
@@ -323,7 +324,7 @@ SIZES = SizeTable(
         schedule_tasks=("BP5", "BP5-e", "CP3-e"),
         schedule_rule=CONVERGED_RULE,
         scaling_nodes=ROPE_SCALING_NODES,
-        scaling_batch=8,
+        scaling_batch=64,
         scaling_repeats=5,
         n_jobs=2,
         device="cpu",
