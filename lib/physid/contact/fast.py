@@ -802,23 +802,25 @@ def solve(
     # the range of inverse inertias that training explores.
     kappa = A.detach().abs().flatten(1).amax(-1).clamp_min(1e-300)
     A_s, lb_s = A / kappa[:, None, None], lb * kappa[:, None]
+    enumerated = torch.zeros(B, dtype=torch.bool, device=c.device)
     if direct and active_sets.supports(B, C, k):
         f, enumerated = active_sets.solve(A_s, c, mu, lb_s, k)
     elif direct and k == 3 and C == 1:
         f, enumerated = _single_cone(A_s, c, mu, lb_s, newton_steps)
+    if not bool(enumerated.any()):  # every sample, without gathering and scattering them
+        f, polished, converged, iterations = _interior_polish(
+            A_s, c, mu, lb_s, k, tol, max_iter, newton_steps
+        )
     else:
-        f, enumerated = (
-            torch.zeros_like(c).reshape(B, C, k),
-            torch.zeros_like(mu, dtype=torch.bool)[:, 0],
-        )
-    polished, converged, iterations = enumerated, enumerated, 0
-    if not bool(enumerated.all()):
-        rest = (~enumerated).nonzero()[:, 0]
-        f_rest, ok, conv, iterations = _interior_polish(
-            A_s[rest], c[rest], mu[rest], lb_s[rest], k, tol, max_iter, newton_steps
-        )
-        f = f.index_put((rest,), f_rest)
-        polished, converged = polished.index_put((rest,), ok), converged.index_put((rest,), conv)
+        polished, converged, iterations = enumerated, enumerated, 0
+        if not bool(enumerated.all()):
+            rest = (~enumerated).nonzero()[:, 0]
+            f_rest, ok, conv, iterations = _interior_polish(
+                A_s[rest], c[rest], mu[rest], lb_s[rest], k, tol, max_iter, newton_steps
+            )
+            f = f.index_put((rest,), f_rest)
+            polished = polished.index_put((rest,), ok)
+            converged = converged.index_put((rest,), conv)
     return FastSolution(
         impulse=f / kappa[:, None, None],
         polished=polished,
