@@ -9,9 +9,11 @@ What each contender's time includes:
 
 * ``rigid_fwd``: ``simulate(obj, push)`` without a gradient, which runs the compiled step
   (:mod:`physid.pushing.rigid_kernel`): argument checks, the rollout, the record;
-* ``rigid_grad``: the same call with masses and frictions requiring a gradient (the torch path:
-  each step's mode from the kernel, the step recomputed differentiably) plus the backward pass
-  of the final positions' sum to every mass and friction;
+* ``rigid_grad``: the same call with masses and frictions requiring a gradient (the compiled
+  step taping its decisions, :func:`physid.pushing.rigid_engine.adjoint_rollout`) plus the
+  backward pass of the final positions' sum to every mass and friction (the compiled adjoint,
+  :mod:`physid.pushing.rigid_adjoint`); how many pushes took the compiled path and how many
+  the torch step is printed (``GRADIENT_PATHS``);
 * ``bullet_step``: pybullet stepping the push alone (``resetBaseVelocity`` and
   ``stepSimulation``, 240 steps) in a world built beforehand
   (:class:`physid.pushing.bullet.PreparedPush`), plus reading the final cell positions: the
@@ -80,6 +82,7 @@ from physid.pushing.finger import FREE, MODE_NAMES, STICK
 from physid.pushing.identify import identify
 from physid.pushing.objects import load_object
 from physid.pushing.observations import make_experiment
+from physid.pushing.rigid_engine import GRADIENT_PATHS
 from physid.pushing.target import PushingTarget, start_point
 
 SIZES = (10, 24, 48, 88, 126)  # 126: pybullet's 127 links less the finger's skin
@@ -156,6 +159,20 @@ def forward(obj, pushes) -> None:
         simulate(obj, pushes, "rigid", DT)
 
 
+def forward_and_gradient(obj, pushes) -> None:
+    """The same run and the gradient of the final positions' sum to every mass and friction."""
+    masses = obj.masses.clone().requires_grad_()
+    frictions = obj.frictions.clone().requires_grad_()
+    simulate(obj, pushes, "rigid", DT, masses, frictions).final.sum().backward()
+
+
+def gradient_paths(call) -> str:
+    """``call()``'s pushes that took the compiled adjoint and the torch step, as "c/t"."""
+    before = dict(GRADIENT_PATHS)
+    call()
+    return "/".join(str(GRADIENT_PATHS[p] - before.get(p, 0)) for p in ("compiled", "torch"))
+
+
 def contenders(obj, push, formulation: str, steps: int, prefix: str) -> dict:
     """``{prefix}_fwd`` and ``{prefix}_grad`` calls: a forward run of ``steps`` steps, and the
     same run plus the gradient of the final positions with respect to masses and frictions."""
@@ -164,8 +181,7 @@ def contenders(obj, push, formulation: str, steps: int, prefix: str) -> dict:
     def gradient():
         masses = obj.masses.clone().requires_grad_()
         frictions = obj.frictions.clone().requires_grad_()
-        final = simulate(obj, short, formulation, DT, masses, frictions).final
-        final.sum().backward()
+        simulate(obj, short, formulation, DT, masses, frictions).final.sum().backward()
 
     def run() -> None:
         with torch.no_grad():
@@ -262,6 +278,7 @@ def main() -> None:
             "bullet_total/rigid": ratio(t["bullet_total"], t["rigid_fwd"]).median,
             "rigid grad/fwd": grad_cost.median,
             "rigid grad/fwd spread": grad_cost.spread,
+            "grad pushes compiled/torch": gradient_paths(calls["rigid_grad"]),
             "lcp/rigid fwd": lcp_cost.median * scale,
         })
     obj, _ = make_object(BENCH_CELLS)
@@ -275,6 +292,7 @@ def main() -> None:
         "bullet_batch_total": lambda: simulate_bullet(obj, pushes, [DURATION], settle_steps=0),
         "rigid_sliding_batch": lambda: forward(hammer, sliding),
         "rigid_sticking_batch": lambda: forward(hammer, sticking),
+        "rigid_sliding_batch_grad": lambda: forward_and_gradient(hammer, sliding),
     }, repeat=REPEAT)
     batch_speedup = ratio(t["bullet_batch_step"], t["rigid_batch_fwd"])
     slide_cost = ratio(t["rigid_sliding_batch"], t["rigid_sticking_batch"])
@@ -299,6 +317,12 @@ def main() -> None:
         })
     rows[-2]["sliding/sticking"] = slide_cost.median
     rows[-2]["sliding/sticking spread"] = slide_cost.spread
+    sliding_grad = ratio(t["rigid_sliding_batch_grad"], t["rigid_sliding_batch"])
+    rows[-2]["rigid_grad_s"] = t["rigid_sliding_batch_grad"].median
+    rows[-2]["rigid grad/fwd"] = sliding_grad.median
+    rows[-2]["rigid grad/fwd spread"] = sliding_grad.spread
+    rows[-2]["grad pushes compiled/torch"] = gradient_paths(
+        lambda: forward_and_gradient(hammer, sliding))
     identify_row, identify_target = identification()
     rows.append(identify_row)
     if args.budgets:

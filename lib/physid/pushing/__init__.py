@@ -6,7 +6,9 @@ through Differentiable Simulations".
 * :mod:`~physid.pushing.finger`: the finger, its contact with the object and what it records;
 * :mod:`~physid.pushing.lcp`: the batched interior-point LCP solver with implicit gradients;
 * :mod:`~physid.pushing.lcp_engine`: formulation 1, the LCP of Figure 2 with one body per cell;
-* :mod:`~physid.pushing.rigid_engine`: formulation 2, one rigid body with k friction points;
+* :mod:`~physid.pushing.rigid_engine`: formulation 2, one rigid body with k friction points,
+  its step compiled in :mod:`~physid.pushing.rigid_kernel` and its gradient in
+  :mod:`~physid.pushing.rigid_adjoint`;
 * :mod:`~physid.pushing.engine`: the engines' contract, what is simulated (``Scene``) and how
   (``Stepping``); :mod:`~physid.pushing.planar`: the planar geometry both engines share;
 * :mod:`~physid.pushing.simulate`: :func:`simulate`, the common entry point;

@@ -22,7 +22,7 @@ and targets use.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Protocol, runtime_checkable
 
@@ -100,6 +100,15 @@ class Scene:
     def k(self) -> int:
         """The number of cells."""
         return self.centres.shape[0]
+
+    def select(self, index: Tensor) -> Scene:
+        """The copies ``index`` (a LongTensor) of this scene."""
+        return replace(
+            self, masses=self.masses[index], frictions=self.frictions[index],
+            initial_velocity=self.initial_velocity[index],
+            pushes=None if self.pushes is None else self.pushes.select(index),
+            initial_pose=None if self.initial_pose is None else self.initial_pose[index],
+        )
 
 
 @dataclass(frozen=True)

@@ -158,11 +158,13 @@ def _autograd_lcp(tracker: Tracker, x0: np.ndarray, rng: np.random.Generator, o:
     _descent(tracker, x0, o)
 
 
-@method("autograd-rigid", "Autograd (rigid formulation)",
+@method("autograd-rigid", "Exact gradient (rigid formulation)",
         {"alpha": 0.1, "decay": 0.9, "mass_power": 1.0}, in_paper=False)
 def _autograd_rigid(tracker: Tracker, x0: np.ndarray, rng: np.random.Generator,
                     o: dict) -> None:
-    """Gradient descent with the exact gradient through formulation 2."""
+    """Gradient descent with the exact gradient through formulation 2: the compiled adjoint
+    (:mod:`physid.pushing.rigid_adjoint`), or autograd through the torch step for a push the
+    compiled step leaves to torch."""
     _descent(tracker, x0, o)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -312,6 +312,12 @@ class PushBatch:
 
     def __len__(self) -> int:
         return len(self.cell)
+
+    def select(self, index: Tensor) -> PushBatch:
+        """The pushes ``index`` (a LongTensor) of this batch."""
+        return replace(self, cell=self.cell[index], contact=self.contact[index],
+                       normal=self.normal[index], velocity=self.velocity[index],
+                       start=self.start[index])
 
     @classmethod
     def from_pushes(

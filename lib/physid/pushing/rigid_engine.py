@@ -25,21 +25,26 @@ for a stick, a root of the cone condition in its slip for a slide.
 the piece where ``g'`` changes sign, and returns the root of that quadratic piece or the
 breakpoint (a kink).
 
-Two paths, one step. The classification (which mode, the sliding root, the twist of a free or
-sticking step) needs no gradient and runs compiled, per push
+Three paths, one step. The classification (which mode, the sliding root, the twist of a free
+or sticking step) needs no gradient and runs compiled, per push
 (:func:`physid.pushing.rigid_kernel.classify`); where the cone condition has several roots
 (it need not be monotone in the slip), the step takes the first from the finger's own slip,
 the least slip. A rollout that needs no gradient runs entirely compiled
 (:func:`compiled_rollout`), handing back to torch only the steps the kernel does not solve (a
 free slide with a cell on a switch of D, the coupled fallback). A rollout that needs a gradient
-(:func:`torch_rollout`) takes each step's mode and slip from the kernel and recomputes the step
-differentiably in torch, vectorised over the batch: gradients are implicit derivatives, of the
-optimality condition on the identified piece and of the slide's or lock's root condition
-(``_implicit_slip``). Both paths give the same trajectories (tests: to 1e-9 m).
+with respect to the masses and frictions only runs compiled too, recording each step's
+decisions, and its backward pass is the compiled adjoint (:func:`adjoint_rollout`,
+:mod:`physid.pushing.rigid_adjoint`). Any other gradient, and the pushes with a step the kernel
+leaves to torch, run :func:`torch_rollout`: each step's mode and slip from the kernel, the step
+recomputed differentiably in torch, vectorised over the batch. Either way gradients are
+implicit derivatives, of the optimality condition on the identified piece and of the slide's or
+lock's root condition (``_implicit_slip``). The paths give the same trajectories (tests: to
+1e-9 m) and the same gradients (to 1e-9, relative).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
@@ -47,7 +52,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from physid.pushing import rigid_kernel
+from physid.pushing import rigid_adjoint, rigid_kernel
 from physid.pushing.engine import Scene, Stepping
 from physid.pushing.finger import (
     COUPLED,
@@ -64,6 +69,8 @@ from physid.pushing.lcp import Coupling, SolverError, solve_lcp
 from physid.pushing.planar import cross, friction_block, friction_directions, perp, se2_step
 
 __all__ = [
+    "GRADIENT_PATHS",
+    "adjoint_rollout",
     "compiled_rollout",
     "line_solve",
     "rigid_lcp_step",
@@ -239,6 +246,14 @@ def _moving_contact(masses, inertia, bound, arms, arm, target, omega, cell_vel, 
     return new_omega, v_origin, ok, gained - friction
 
 
+#: How many pushes of the rollouts that needed a gradient took each path (:func:`rollout`):
+#: ``"compiled"``, the compiled step and its compiled adjoint
+#: (:mod:`physid.pushing.rigid_adjoint`); ``"torch"``, the torch step, because the kernel left a
+#: step of that push to torch (the coupled fallback, a free slide with a cell on a switch of D)
+#: or a tensor other than the maps needs a gradient.
+GRADIENT_PATHS: Counter[str] = Counter()
+
+
 def rollout(
     scene: Scene, stepping: Stepping, on_step: Callable[[], None] | None = None
 ) -> tuple[Tensor, ContactRecord | None]:
@@ -246,20 +261,144 @@ def rollout(
     :class:`~physid.pushing.finger.ContactRecord` (the contract of :mod:`physid.pushing.engine`,
     the same results as :func:`physid.pushing.lcp_engine.rollout`).
 
-    Pushes on the CPU that need no gradient run compiled (:func:`compiled_rollout`); the rest,
+    Pushes on the CPU run compiled (:func:`compiled_rollout`), and where only the masses and
+    frictions need a gradient, with the compiled adjoint (:func:`adjoint_rollout`); the rest,
     and slides without a pusher, run the torch step (:func:`torch_rollout`)."""
     if scene.pushes is not None and _compilable(scene):
         return compiled_rollout(scene, stepping, on_step)
+    if scene.pushes is not None and _adjoint_applies(scene):
+        return adjoint_rollout(scene, stepping, on_step)
+    if torch.is_grad_enabled():
+        GRADIENT_PATHS["torch"] += scene.batch
     return torch_rollout(scene, stepping, on_step)
+
+
+def _scene_tensors(scene: Scene) -> dict[str, Tensor]:
+    tensors = {"centres": scene.centres, "masses": scene.masses, "frictions": scene.frictions,
+               "initial_velocity": scene.initial_velocity, "initial_pose": scene.initial_pose,
+               "start": scene.pushes.start, "velocity": scene.pushes.velocity}
+    return {name: t for name, t in tensors.items() if t is not None}
 
 
 def _compilable(scene: Scene) -> bool:
     """Whether no tensor of ``scene`` needs a gradient and all live on the CPU."""
-    tensors = [scene.centres, scene.masses, scene.frictions, scene.initial_velocity,
-               scene.initial_pose, scene.pushes.start, scene.pushes.velocity]
-    tensors = [t for t in tensors if t is not None]
+    tensors = _scene_tensors(scene).values()
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
     return not grad and all(t.device.type == "cpu" for t in tensors)
+
+
+def _adjoint_applies(scene: Scene) -> bool:
+    """Whether every tensor of ``scene`` lives on the CPU and the maps, and only they, need a
+    gradient."""
+    tensors = _scene_tensors(scene)
+    maps = ("masses", "frictions")
+    return (torch.is_grad_enabled()
+            and all(t.device.type == "cpu" for t in tensors.values())
+            and any(tensors[name].requires_grad for name in maps)
+            and not any(t.requires_grad for name, t in tensors.items() if name not in maps))
+
+
+class _KernelRun:
+    """The arrays of one compiled rollout (:func:`physid.pushing.rigid_kernel.run`): its inputs
+    from a scene and a stepping, its state, its outputs and, when ``taping``, its tape."""
+
+    def __init__(self, scene: Scene, stepping: Stepping, taping: bool):
+        def array(t: Tensor) -> np.ndarray:
+            return np.ascontiguousarray(t.detach().cpu().numpy(), dtype=np.float64)
+
+        self.scene, self.stepping = scene, stepping
+        self.masses, self.frictions = array(scene.masses), array(scene.frictions)
+        self.centres = array(scene.centres)
+        batch, k = self.masses.shape
+        n_steps = stepping.n_steps
+        if scene.initial_pose is None:
+            self.theta, self.origin = np.zeros(batch), np.zeros((batch, 2))
+        else:
+            pose = array(scene.initial_pose)
+            self.theta, self.origin = pose[:, 0].copy(), pose[:, 1:].copy()
+        twist = array(scene.initial_velocity)
+        self.omega, self.v = twist[:, 0].copy(), twist[:, 1:].copy()
+        arms = _rotate_numpy(self.theta, self.centres)
+        self.cell_vel = self.v[:, None, :] + self.omega[:, None, None] * np.stack(
+            [-arms[..., 1], arms[..., 0]], 2)
+        self.face_mid, self.face_normal, self.face_side = scene.faces.arrays
+        self.dirs = friction_directions(stepping.friction_dirs, scene.masses).cpu().numpy()
+        self.start, self.velocity = array(scene.pushes.start), array(scene.pushes.velocity)
+        self.next_step = np.zeros(batch, np.int64)
+        self.override = np.zeros((batch, 4))
+        self.override_mode = np.full(batch, -1, np.int64)
+        self.last_normal = np.zeros(batch)
+        self.positions = np.empty((batch, n_steps + 1, k, 2))
+        self.rec_normal = np.zeros((batch, n_steps))
+        self.rec_point = np.zeros((batch, n_steps, 2))
+        self.rec_side = np.zeros((batch, n_steps), np.int64)
+        self.rec_yaw = np.zeros((batch, n_steps))
+        self.rec_mode = np.zeros((batch, n_steps), np.int64)
+        self.taping = taping
+        shape = (batch, n_steps) if taping else (0, 0)
+        self.tape_state = np.zeros((shape[0], shape[1] + taping, 6))
+        self.tape_cv = np.zeros((shape[0], shape[1] + taping, k, 2))
+        self.tape_int = np.zeros((*shape, 3), np.int64)
+        self.tape_float = np.zeros((*shape, 3))
+        self.tape_line = np.zeros((*shape, k), np.int64)
+        self.skip = np.zeros(batch, np.bool_)
+
+    def run(self) -> np.ndarray:
+        """Runs every push from its next step until it ends or meets a step the kernel leaves
+        to torch; returns the pushes waiting at such a step."""
+        scene, stepping, finger = self.scene, self.stepping, self.stepping.finger
+        rigid_kernel.run(
+            self.centres, self.masses, self.frictions, scene.cell_side, stepping.gravity,
+            stepping.dt, stepping.n_steps, self.dirs, stepping.tol, finger.radius,
+            finger.friction, self.face_mid, self.face_normal, scene.faces.half, self.face_side,
+            self.start, self.velocity, self.theta, self.origin, self.omega, self.v,
+            self.cell_vel, self.next_step, self.override, self.override_mode, self.last_normal,
+            self.positions, self.rec_normal, self.rec_point, self.rec_side, self.rec_yaw,
+            self.rec_mode, self.taping, self.tape_state, self.tape_cv, self.tape_int,
+            self.tape_float, self.tape_line,
+        )
+        return np.nonzero(self.next_step < stepping.n_steps)[0]
+
+    def record(self) -> ContactRecord:
+        return ContactRecord(
+            touching=torch.as_tensor(self.rec_normal > 0),
+            normal_impulse=torch.as_tensor(self.rec_normal),
+            point=torch.as_tensor(self.rec_point), side=torch.as_tensor(self.rec_side),
+            yaw=torch.as_tensor(self.rec_yaw), mode=torch.as_tensor(self.rec_mode),
+        )
+
+    def adjoint(self, grad_positions: Tensor) -> tuple[Tensor, Tensor]:
+        """The gradients (B, k) of the masses and frictions from that of the positions
+        (:func:`physid.pushing.rigid_adjoint.adjoint`)."""
+        scene, stepping, finger = self.scene, self.stepping, self.stepping.finger
+        g_masses, g_frictions, status = rigid_adjoint.adjoint(
+            self.centres, self.masses, self.frictions, scene.cell_side, stepping.gravity,
+            stepping.dt, self.dirs, finger.radius, finger.friction, self.face_mid,
+            self.face_normal, scene.faces.half, self.start, self.velocity, self.tape_state,
+            self.tape_cv, self.tape_int, self.tape_float, self.tape_line, self.skip,
+            np.ascontiguousarray(grad_positions.detach().cpu().numpy(), dtype=np.float64),
+        )
+        if (status == rigid_adjoint.UNDEFINED).any():
+            raise SolverError("the implicit gradient of a sliding step is undefined (a root "
+                              "condition does not depend on the slip)")
+        like = scene.masses
+        return (torch.as_tensor(g_masses, dtype=like.dtype),
+                torch.as_tensor(g_frictions, dtype=like.dtype))
+
+
+class _Adjoint(torch.autograd.Function):
+    """The positions of a taped :class:`_KernelRun` as a function of the masses and frictions,
+    with the compiled adjoint as its backward."""
+
+    @staticmethod
+    def forward(ctx, masses: Tensor, frictions: Tensor, run: _KernelRun) -> Tensor:
+        ctx.run = run
+        return torch.as_tensor(run.positions, dtype=masses.dtype)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor, None]:
+        g_masses, g_frictions = ctx.run.adjoint(grad)
+        return g_masses, g_frictions, None
 
 
 def compiled_rollout(
@@ -271,63 +410,49 @@ def compiled_rollout(
     modes show which steps those were."""
     if scene.pushes is None:
         raise ValueError("compiled_rollout needs pushes; a free slide runs torch_rollout")
-    def array(t: Tensor) -> np.ndarray:
-        return np.ascontiguousarray(t.detach().cpu().numpy(), dtype=np.float64)
-
-    masses, frictions, centres = array(scene.masses), array(scene.frictions), array(scene.centres)
-    batch, k = masses.shape
-    n_steps, dt = stepping.n_steps, stepping.dt
-    if scene.initial_pose is None:
-        theta, origin = np.zeros(batch), np.zeros((batch, 2))
-    else:
-        pose = array(scene.initial_pose)
-        theta, origin = pose[:, 0].copy(), pose[:, 1:].copy()
-    twist = array(scene.initial_velocity)
-    omega, v = twist[:, 0].copy(), twist[:, 1:].copy()
-    arms = _rotate_numpy(theta, centres)
-    cell_vel = v[:, None, :] + omega[:, None, None] * np.stack([-arms[..., 1], arms[..., 0]], 2)
-    faces = scene.faces
-    face_mid, face_normal, face_side = faces.arrays
-    dirs = friction_directions(stepping.friction_dirs, scene.masses).cpu().numpy()
-    next_step = np.zeros(batch, np.int64)
-    override = np.zeros((batch, 4))
-    override_mode = np.full(batch, -1, np.int64)
-    last_normal = np.zeros(batch)
-    positions = np.empty((batch, n_steps + 1, k, 2))
-    rec_normal = np.zeros((batch, n_steps))
-    rec_point = np.zeros((batch, n_steps, 2))
-    rec_side = np.zeros((batch, n_steps), np.int64)
-    rec_yaw = np.zeros((batch, n_steps))
-    rec_mode = np.zeros((batch, n_steps), np.int64)
-    start, velocity = array(scene.pushes.start), array(scene.pushes.velocity)
-    finger = stepping.finger
-    while True:
-        rigid_kernel.run(
-            centres, masses, frictions, scene.cell_side, stepping.gravity, dt, n_steps, dirs,
-            stepping.tol, finger.radius, finger.friction, face_mid, face_normal, faces.half,
-            face_side, start, velocity, theta, origin, omega, v, cell_vel, next_step, override,
-            override_mode, last_normal, positions, rec_normal, rec_point, rec_side, rec_yaw,
-            rec_mode,
-        )
-        pending = np.nonzero(next_step < n_steps)[0]
-        if not len(pending):
-            break
-        for step in np.unique(next_step[pending]):
-            rows = pending[next_step[pending] == step]
+    run = _KernelRun(scene, stepping, taping=False)
+    while len(pending := run.run()):
+        for step in np.unique(run.next_step[pending]):
+            rows = pending[run.next_step[pending] == step]
             w, vel, normal, mode = _torch_contact_step(
-                scene, stepping, rows, int(step), theta, origin, omega, cell_vel, last_normal
+                scene, stepping, rows, int(step), run.theta, run.origin, run.omega,
+                run.cell_vel, run.last_normal,
             )
-            override[rows] = np.concatenate([w[:, None], vel, normal[:, None]], 1)
-            override_mode[rows] = mode
+            run.override[rows] = np.concatenate([w[:, None], vel, normal[:, None]], 1)
+            run.override_mode[rows] = mode
     if on_step is not None:
-        for _ in range(n_steps):
+        for _ in range(stepping.n_steps):
             on_step()
-    record = ContactRecord(
-        touching=torch.as_tensor(rec_normal > 0), normal_impulse=torch.as_tensor(rec_normal),
-        point=torch.as_tensor(rec_point), side=torch.as_tensor(rec_side),
-        yaw=torch.as_tensor(rec_yaw), mode=torch.as_tensor(rec_mode),
-    )
-    return torch.as_tensor(positions, dtype=scene.masses.dtype), record
+    return torch.as_tensor(run.positions, dtype=scene.masses.dtype), run.record()
+
+
+def adjoint_rollout(
+    scene: Scene, stepping: Stepping, on_step: Callable[[], None] | None = None
+) -> tuple[Tensor, ContactRecord]:
+    """:func:`rollout` of pushes by the compiled step, differentiable in the masses and
+    frictions through the compiled adjoint (:mod:`physid.pushing.rigid_adjoint`). A push with a
+    step the kernel leaves to torch runs :func:`torch_rollout` instead, and is counted in
+    :data:`GRADIENT_PATHS`."""
+    if scene.pushes is None:
+        raise ValueError("adjoint_rollout needs pushes; a free slide runs torch_rollout")
+    run = _KernelRun(scene, stepping, taping=True)
+    pending = run.run()
+    run.skip[pending] = True
+    positions, record = _Adjoint.apply(scene.masses, scene.frictions, run), run.record()
+    GRADIENT_PATHS["compiled"] += scene.batch - len(pending)
+    if len(pending):
+        GRADIENT_PATHS["torch"] += len(pending)
+        rows = torch.as_tensor(pending)
+        part, part_record = torch_rollout(scene.select(rows), stepping, on_step)
+        positions = positions.index_put((rows,), part)
+        record = ContactRecord(**{
+            f.name: getattr(record, f.name).index_put((rows,), getattr(part_record, f.name))
+            for f in fields(ContactRecord)
+        })
+    elif on_step is not None:
+        for _ in range(stepping.n_steps):
+            on_step()
+    return positions, record
 
 
 def _rotate_numpy(theta: np.ndarray, centres: np.ndarray) -> np.ndarray:

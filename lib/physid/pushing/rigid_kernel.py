@@ -30,9 +30,12 @@ pieces the walk's cap is 20,000 pieces: at 1,000, 64-direction slides went to th
 interior-point LCP (which agrees with the walk to 3e-7 m, and took three times as long).
 
 Uses: :func:`run` is the whole rollout of pushes that need no gradient
-(:func:`physid.pushing.rigid_engine.compiled_rollout`); :func:`classify` is the step's mode,
-slip and twist for the torch path, which recomputes the step differentiably from them
-(:func:`physid.pushing.rigid_engine.torch_rollout`). So both paths take the same decisions.
+(:func:`physid.pushing.rigid_engine.compiled_rollout`) and, taping each step's decisions, of
+pushes whose gradient the compiled adjoint computes
+(:func:`physid.pushing.rigid_engine.adjoint_rollout`, :mod:`physid.pushing.rigid_adjoint`);
+:func:`classify` is the step's mode, slip and twist for the torch path, which recomputes the
+step differentiably from them (:func:`physid.pushing.rigid_engine.torch_rollout`). So all
+paths take the same decisions.
 
 Two cases are not compiled: a free slide of a moving object with a cell exactly on a switch of
 D (its objective is not smooth there; ``_free_slide`` solves every other free slide and
@@ -48,7 +51,8 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["COUPLED", "FREE", "LCP_FREE", "LOCK", "SLIDE", "STICK", "classify", "run"]
+__all__ = ["COUPLED", "FREE", "LCP_FREE", "LOCK", "SLIDE", "STICK", "classify",
+           "mass_matrix_inverse", "nearest_face", "run"]
 
 #: The modes of :mod:`physid.pushing.finger` (literals for the compiled code; a test keeps them
 #: equal), and the free slide this kernel leaves to the interior-point LCP.
@@ -291,7 +295,9 @@ _AX, _AY, _NX, _NY, _CLOSING, _OMEGA, _UX, _UY = range(8)
 def _move(s, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
           where, line, guess, fresh):
     """:meth:`physid.pushing.rigid_engine._Contact.move` for one push whose contact is ``ct``:
-    ω, the origin's velocity (x, y), the check, and the finger's impulse ``p_n``, ``p_t``
+    ω, the origin's velocity (x, y), the check, the finger's impulse ``p_n``, ``p_t``, their
+    slopes and ω's in the slip, the kink cell's share and its slope, and the line solver's
+    kink cell (−1 off a kink) and first line
     (``guess``: a nearby ω to start the line solve from, NaN for none). What does not depend
     on the slip ``s`` (the arms from the contact point, ``q``, ``a`` and the spin, kept in
     ``rel``'s last row) is computed when ``fresh``, else taken from the last call."""
@@ -360,7 +366,7 @@ def _move(s, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, k
     gx_s = total * tx + domega * lever_x - dx
     gy_s = total * ty + domega * lever_y - dy
     return (omega, vx, vy, ok, ix * nx + iy * ny, ix * tx + iy * ty, gx_s * nx + gy_s * ny,
-            gx_s * tx + gy_s * ty, domega, share, dshare)
+            gx_s * tx + gy_s * ty, domega, share, dshare, kc, kp)
 
 
 @_jit
@@ -437,7 +443,7 @@ def _slide_root(sign, s_a, w_a, f_a, n_a, d_a, e_a, o_a, h_a, dh_a, mu, slack, m
         else:
             x = end + direction * 1e-11 * (1.0 + abs(end))
         # ω is continuous in the slip: the piece's line is a guess a kink or two from it.
-        w, _, _, ok, p_n, p_t, dp_n, dp_t, dw, share, dshare = _move(
+        w, _, _, ok, p_n, p_t, dp_n, dp_t, dw, share, dshare, _, _ = _move(
             x, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
             where, line, w_a + o_a * (x - s_a), False,
         )
@@ -482,7 +488,7 @@ def _bracketed(sign, s_a, f_a, n_a, d_a, s_b, f_b, n_b, d_b, mu, slack, masses, 
         previous, width = width, high - low
         if not low < x < high or width > 0.5 * previous:
             x = 0.5 * (s_a + s_b)
-        w, _, _, ok, p_n, p_t, dp_n, dp_t, dw, share, dshare = _move(
+        w, _, _, ok, p_n, p_t, dp_n, dp_t, dw, share, dshare, _, _ = _move(
             x, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
             where, line, math.nan, False,
         )
@@ -503,6 +509,26 @@ _FREE_ITERATIONS = 20
 
 
 @_jit
+def mass_matrix_inverse(masses, inertia, arms):
+    """The upper triangle ``i00, i01, i02, i11, i12, i22`` of ``Q⁻¹``, by cofactors, for the
+    rigid body's mass matrix ``Q = [[rot, −second, first], [−second, total, 0], [first, 0,
+    total]]`` (symmetric positive definite) of total mass ``total``, first moments ``first``,
+    ``second`` (x, y) and rotational inertia ``rot`` about the origin, for cells of ``masses``
+    and ``inertia`` (k,) at ``arms`` (k, 2) from the origin."""
+    total = first = second = rot = 0.0
+    for i in range(masses.shape[0]):
+        ax, ay = arms[i, 0], arms[i, 1]
+        total += masses[i]
+        first += masses[i] * ax
+        second += masses[i] * ay
+        rot += inertia[i] + masses[i] * (ax * ax + ay * ay)
+    det = rot * total * total - second * second * total - first * first * total
+    return (total * total / det, second * total / det, -first * total / det,
+            (rot * total - first * first) / det, -second * first / det,
+            (rot * total - second * second) / det)
+
+
+@_jit
 def _free_slide(masses, inertia, bound, arms, cell_vel, omega, dirs, line):
     """The twist of a moving object without the finger's force, if every cell slides on one
     line of its friction polygon: the minimiser of ``½ xᵀQx − pᵀx + Σ_i c_i max_j(−d_j·u_i(x))``
@@ -515,25 +541,13 @@ def _free_slide(masses, inertia, bound, arms, cell_vel, omega, dirs, line):
     on a switch of D is neither (the caller leaves it to the LCP)."""
     k = masses.shape[0]
     n_lines = dirs.shape[0]
-    total = first = second = rot = spin = px = py = 0.0
+    spin = px = py = 0.0
     for i in range(k):
         ax, ay = arms[i, 0], arms[i, 1]
-        total += masses[i]
-        first += masses[i] * ax
-        second += masses[i] * ay
-        rot += inertia[i] + masses[i] * (ax * ax + ay * ay)
         spin += inertia[i] * omega + masses[i] * (ax * cell_vel[i, 1] - ay * cell_vel[i, 0])
         px += masses[i] * cell_vel[i, 0]
         py += masses[i] * cell_vel[i, 1]
-    # Q = [[rot, −second, first], [−second, total, 0], [first, 0, total]]: its inverse by
-    # cofactors (symmetric positive definite).
-    det = rot * total * total - second * second * total - first * first * total
-    i00 = total * total / det
-    i01 = second * total / det
-    i02 = -first * total / det
-    i11 = (rot * total - first * first) / det
-    i12 = -second * first / det
-    i22 = (rot * total - second * second) / det
+    i00, i01, i02, i11, i12, i22 = mass_matrix_inverse(masses, inertia, arms)
     for i in range(k):
         best = 0
         value = -(dirs[0, 0] * cell_vel[i, 0] + dirs[0, 1] * cell_vel[i, 1])
@@ -718,7 +732,10 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
     Returns the mode, ω, the origin's velocity, the finger's normal impulse (≥ 0), the
     contact point's tangential velocity (the slip: the finger's own for a stick, the root for
     a slide or lock) and, for a slide or lock, the slopes in the slip of the cone condition
-    ``f`` and of ω on the root's piece (for the implicit gradient; zero otherwise). The mode
+    ``f`` and of ω on the root's piece (for the implicit gradient; zero otherwise), and the
+    line solver's kink cell (−1 off a kink or without a line solve) and its first line. The
+    work array ``line`` is left holding each cell's line of the step's piece (of the free
+    slide's, for a free step). The mode
     is :data:`LCP_FREE` for a free slide this kernel does not solve (a cell on a switch of D):
     the interior-point LCP solves it, and the step is free if that keeps the object off the
     finger, else coupled."""
@@ -736,14 +753,14 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
         slack += bound[i] + masses[i] * (speed + math.sqrt(vx * vx + vy * vy))
     slack *= 1e-9
     if at_rest and not ct[_CLOSING] > 0:
-        return FREE, 0.0, 0.0, 0.0, 0.0, slip, 0.0, 0.0
+        return FREE, 0.0, 0.0, 0.0, 0.0, slip, 0.0, 0.0, -1, 0
     # The previous step's ω is a guess a few kinks from this one's (a stick moves it little).
-    w, vx, vy, ok, p_n, p_t, dp_n, dp_t, dw, share, dshare = _move(
+    w, vx, vy, ok, p_n, p_t, dp_n, dp_t, dw, share, dshare, kc, kp = _move(
         slip, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
         where, line, ct[_OMEGA], True,
     )
     if ok and p_n >= -slack and abs(p_t) <= mu * p_n + slack:
-        return STICK, w, vx, vy, max(p_n, 0.0), slip, 0.0, 0.0
+        return STICK, w, vx, vy, max(p_n, 0.0), slip, 0.0, 0.0, kc, kp
     try_free = ok and p_n < -slack
     normal = 0.0
     if ok:
@@ -755,7 +772,7 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
         )
         slip = root
         if converged and normal >= -slack:
-            w, vx, vy, ok, _, _, dp_n, dp_t, dw, _, _ = _move(
+            w, vx, vy, ok, _, _, dp_n, dp_t, dw, _, _, kc, kp = _move(
                 root, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks,
                 jumps, where, line, math.nan, False,
             )
@@ -763,12 +780,13 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
                 # The line solve is degenerate exactly on the switch (a cell's velocity
                 # through zero): ω is continuous there, so take it just before the jump.
                 slip = root + sign * 1e-11 * (1.0 + abs(root))
-                w, vx, vy, _, _, _, dp_n, dp_t, dw, _, _ = _move(
+                w, vx, vy, _, _, _, dp_n, dp_t, dw, _, _, kc, kp = _move(
                     slip, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p,
                     kinks, jumps, where, line, math.nan, False,
                 )
             mode = LOCK if locked else SLIDE
-            return mode, w, vx, vy, max(normal, 0.0), slip, dp_t - sign * mu * dp_n, dw
+            return (mode, w, vx, vy, max(normal, 0.0), slip, dp_t - sign * mu * dp_n, dw, kc,
+                    kp)
         if converged:
             try_free = True
     normal = max(normal, 0.0)
@@ -780,12 +798,12 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
             slid, w, vx, vy = _free_slide(masses, inertia, bound, arms, cell_vel, ct[_OMEGA],
                                           dirs, line)
             if not slid:
-                return LCP_FREE, 0.0, 0.0, 0.0, normal, slip, 0.0, 0.0
+                return LCP_FREE, 0.0, 0.0, 0.0, normal, slip, 0.0, 0.0, -1, 0
         un = ux * nx + uy * ny
         contact_n = (vx - w * ct[_AY]) * nx + (vy + w * ct[_AX]) * ny
         if contact_n - un >= ct[_CLOSING] - un - 1e-9 * (1.0 + speed):
-            return FREE, w, vx, vy, normal, slip, 0.0, 0.0
-    return COUPLED, 0.0, 0.0, 0.0, normal, slip, 0.0, 0.0
+            return FREE, w, vx, vy, normal, slip, 0.0, 0.0, -1, 0
+    return COUPLED, 0.0, 0.0, 0.0, normal, slip, 0.0, 0.0, -1, 0
 
 
 @_jit
@@ -820,7 +838,7 @@ def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol):
     rel, q, p, kinks, jumps, where, line = _work(k, n_lines)
     for b in range(batch):
         (mode[b], twist[b, 0], twist[b, 1], twist[b, 2], normal[b], slip[b], slopes[b, 0],
-         slopes[b, 1]) = _contact_step(
+         slopes[b, 1], _, _) = _contact_step(
             mu, masses[b], inertia[b], bound[b], arms[b], cell_vel[b], contact[b], dirs, tol,
             rel, q, p, kinks, jumps, where, line,
         )
@@ -828,17 +846,49 @@ def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol):
 
 
 @_jit
+def nearest_face(theta, ox, oy, fx, fy, face_mid, face_normal, half):
+    """:func:`physid.pushing.finger.finger_contact` for one object at ``(ox, oy)`` turned by
+    ``theta`` and the finger's centre at ``(fx, fy)``: the finger in the object frame (x, y),
+    the nearest face, the nearest point on it (x, y, object frame), the distance, and whether
+    that point lies inside the face (not clamped to one of its ends)."""
+    cos, sin = math.cos(theta), math.sin(theta)
+    dx, dy = fx - ox, fy - oy
+    rx, ry = dx * cos + dy * sin, dy * cos - dx * sin
+    face = 0
+    best = math.inf
+    near_x = near_y = 0.0
+    inside = False
+    for f in range(face_mid.shape[0]):
+        fnx, fny = face_normal[f, 0], face_normal[f, 1]
+        raw = (rx - face_mid[f, 0]) * -fny + (ry - face_mid[f, 1]) * fnx
+        along = min(max(raw, -half), half)
+        cx = face_mid[f, 0] + along * -fny
+        cy = face_mid[f, 1] + along * fnx
+        dist = math.sqrt((cx - rx) ** 2 + (cy - ry) ** 2)
+        if dist < best:
+            best, face, near_x, near_y = dist, f, cx, cy
+            inside = abs(raw) <= half
+    return rx, ry, face, near_x, near_y, best, inside
+
+
+@_jit
 def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, radius, mu,
          face_mid, face_normal, half, face_side, start, velocity, theta, origin, omega, v,
          cell_vel, next_step, override, override_mode, last_normal, positions, rec_normal,
-         rec_point, rec_side, rec_yaw, rec_mode):
+         rec_point, rec_side, rec_yaw, rec_mode, taping, tape_state, tape_cv, tape_int,
+         tape_float, tape_line):
     """Run every push from its ``next_step`` until the end or until a step the torch step must
     solve (``next_step`` then points at it). The state (``theta``, ``origin``, ``omega``, ``v``,
     ``cell_vel``, ``last_normal``) and the outputs are updated in place; a push with
-    ``override_mode ≥ 0`` takes its first step from ``override`` (ω, vx, vy, normal impulse)."""
+    ``override_mode ≥ 0`` takes its first step from ``override`` (ω, vx, vy, normal impulse).
+
+    With ``taping``, every step leaves what the adjoint (:mod:`physid.pushing.rigid_adjoint`)
+    needs: the state at its start, ``tape_state (B, T + 1, 6)`` ``[θ, x, y, ω, vx, vy]`` and
+    ``tape_cv (B, T + 1, k, 2)`` the cells' velocities, and its decisions, ``tape_int (B, T,
+    3)`` the mode, the kink cell and its first line, ``tape_float (B, T, 3)`` the slip and the
+    slopes of the cone condition and of ω in it, ``tape_line (B, T, k)`` each cell's line."""
     batch, k = masses.shape
     n_lines = dirs.shape[0]
-    n_faces = face_mid.shape[0]
     inertia = np.empty(k)
     bound = np.empty(k)
     arms = np.empty((k, 2))
@@ -858,25 +908,19 @@ def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, 
                 arms[i, 1] = cos * centres[i, 1] + sin * centres[i, 0]
                 positions[b, step, i, 0] = origin[b, 0] + arms[i, 0]
                 positions[b, step, i, 1] = origin[b, 1] + arms[i, 1]
+            if taping:
+                tape_state[b, step, 0] = theta[b]
+                tape_state[b, step, 1], tape_state[b, step, 2] = origin[b, 0], origin[b, 1]
+                tape_state[b, step, 3] = omega[b]
+                tape_state[b, step, 4], tape_state[b, step, 5] = v[b, 0], v[b, 1]
+                tape_cv[b, step] = cell_vel[b]
             if step == n_steps:
                 break
             # The finger's contact (physid.pushing.finger.finger_contact).
             ux, uy = velocity[b, 0], velocity[b, 1]
-            dx = start[b, 0] + ux * (step * dt) - origin[b, 0]
-            dy = start[b, 1] + uy * (step * dt) - origin[b, 1]
-            rx, ry = dx * cos + dy * sin, dy * cos - dx * sin
-            face = 0
-            best = math.inf
-            near_x = near_y = 0.0
-            for f in range(n_faces):
-                fnx, fny = face_normal[f, 0], face_normal[f, 1]
-                along = (rx - face_mid[f, 0]) * -fny + (ry - face_mid[f, 1]) * fnx
-                along = min(max(along, -half), half)
-                cx = face_mid[f, 0] + along * -fny
-                cy = face_mid[f, 1] + along * fnx
-                dist = math.sqrt((cx - rx) ** 2 + (cy - ry) ** 2)
-                if dist < best:
-                    best, face, near_x, near_y = dist, f, cx, cy
+            rx, ry, face, near_x, near_y, best, _ = nearest_face(
+                theta[b], origin[b, 0], origin[b, 1], start[b, 0] + ux * (step * dt),
+                start[b, 1] + uy * (step * dt), face_mid, face_normal, half)
             gap0 = max(best, 1e-12)
             tox, toy = (near_x - rx) / gap0, (near_y - ry) / gap0
             nx, ny = cos * tox - sin * toy, cos * toy + sin * tox
@@ -891,12 +935,18 @@ def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, 
                 w, vx, vy, normal = override[b, 0], override[b, 1], override[b, 2], override[b, 3]
                 override_mode[b] = -1
             else:
-                mode, w, vx, vy, normal, _, _, _ = _contact_step(
+                mode, w, vx, vy, normal, slip, f_slope, w_slope, kc, kp = _contact_step(
                     mu, masses[b], inertia, bound, arms, cell_vel[b], ct, dirs, tol, rel, q, p,
                     kinks, jumps, where, line,
                 )
                 if mode == COUPLED or mode == LCP_FREE:
                     break  # the torch step solves it (module docstring)
+                if taping:
+                    tape_int[b, step, 0], tape_int[b, step, 1] = mode, kc
+                    tape_int[b, step, 2] = kp
+                    tape_float[b, step, 0], tape_float[b, step, 1] = slip, f_slope
+                    tape_float[b, step, 2] = w_slope
+                    tape_line[b, step] = line
             rec_normal[b, step] = normal
             rec_point[b, step, 0], rec_point[b, step, 1] = near_x, near_y
             rec_side[b, step] = face_side[face] if normal > 0 else -1

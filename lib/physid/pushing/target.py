@@ -109,7 +109,7 @@ class PushingTarget(Target):
         obs_index = torch.arange(n_obs - 1).repeat(n_push)
         batch = PushBatch.from_pushes(obj, list(data.pushes))
         self._pushes = replace(
-            _select(batch, push_index),
+            batch.select(push_index),
             start=batch.start[push_index] + batch.velocity[push_index]
             * data.times[obs_index].unsqueeze(1),
         )
@@ -143,7 +143,7 @@ class PushingTarget(Target):
         particle, restart = rows[:, 0], rows[:, 1]
         return FORMULATIONS[self.formulation].rollout(
             Scene(self.obj.centres, masses[particle], frictions[particle], self.obj.cell_side,
-                  self._twists[restart], _select(self._pushes, restart), self._faces,
+                  self._twists[restart], self._pushes.select(restart), self._faces,
                   self._poses[restart]),
             Stepping(DT, self.steps, self.friction_dirs),
             self._check_deadline,
@@ -327,7 +327,7 @@ class PushingTarget(Target):
                 positions, _ = FORMULATIONS[self.formulation].rollout(
                     Scene(data.obj.centres, masses[particle], frictions[particle],
                           data.obj.cell_side, masses.new_zeros(len(rows), 3),
-                          _select(batch, push), self._faces),
+                          batch.select(push), self._faces),
                     Stepping(DT, steps, self.friction_dirs),
                 )
                 finals.append(positions[:, -1])
@@ -347,13 +347,6 @@ class PushingTarget(Target):
         """:meth:`rollout_error` of physical ``masses`` and ``frictions`` (N, k): the mean
         over pushes of :meth:`push_errors`."""
         return self.push_errors(masses, frictions, data).mean(1)
-
-
-def _select(batch: PushBatch, index: Tensor) -> PushBatch:
-    """The pushes ``index`` of ``batch``."""
-    return replace(batch, cell=batch.cell[index], contact=batch.contact[index],
-                   normal=batch.normal[index], velocity=batch.velocity[index],
-                   start=batch.start[index])
 
 
 def start_point(k: int) -> np.ndarray:

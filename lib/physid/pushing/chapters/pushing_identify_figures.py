@@ -95,6 +95,8 @@ def _what(name: str) -> str:
     if name == "algorithm1-pinned":
         return ("Algorithm 1's direction, the rigid body turned about the finger's contact, "
                 "from the forward simulation")
+    if name == "autograd-rigid":
+        return "exact gradient (the compiled adjoint of the rigid formulation)"
     if name.startswith("autograd"):
         return "exact gradient (autograd through the engine)"
     if name.startswith("fd-"):
@@ -163,7 +165,8 @@ def plot_directions(directions: list[Directions]) -> Figure:
 
 def plot_gradient_cost(points: list[CostPoint]) -> Figure:
     """Seconds per gradient of Eq. (1) against the number of cells, log-log, for Algorithm 1
-    and autograd through each formulation (a formulation not timed at a size is left out)."""
+    and the exact gradient through each formulation (a formulation not timed at a size is left
+    out)."""
     if not points:
         raise ValueError("points must hold at least one CostPoint")
     fig, ax = plt.subplots(figsize=(7.0, 3.6))

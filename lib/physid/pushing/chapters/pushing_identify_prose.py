@@ -190,7 +190,8 @@ def cost_prose(costs: Sequence[CostPoint], slopes: dict[str, float]) -> dict[str
     """The cost study: the push's duration, the sizes timed (all, and the LCP formulation's),
     the log-log ``slopes``
     (:func:`~physid.pushing.chapters.pushing_identify_claims.gradient_slopes`) and the seconds
-    of Algorithm 1 and of rigid autograd at the largest size (wall times)."""
+    of Algorithm 1 and of the rigid formulation's exact gradient at the largest size (wall
+    times)."""
     cells = [p.cells for p in costs]
     return {
         "cost_push_s": study.COST_DURATION,
