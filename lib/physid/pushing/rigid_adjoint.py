@@ -10,7 +10,7 @@ what :func:`physid.pushing.rigid_engine.torch_rollout` builds as an autograd gra
 (the tests hold the two equal to 1e-9, and to finite differences):
 
 * the state update: ``v'_i = v + ω ẑ×r_i``, ``θ' = θ + ω Δt``, the origin's exact SE(2) flow;
-* a sticking, sliding or locked step (:func:`_piece_vjp`): on the piece, ω is the root of the
+* a sticking, sliding or locked step (``_piece_vjp``): on the piece, ω is the root of the
   quadratic piece, ``ω = −(lin + Σ_i c_i q_{i,l_i}) / a``, or the kink
   ``ω = (p_{j+1} − p_j) / (q_{κ,j} − q_{κ,j+1})``, and the kink cell's share balances
   ``g'(ω) = 0`` (:func:`physid.pushing.rigid_engine.line_solve`); the finger's impulse is the
@@ -18,8 +18,8 @@ what :func:`physid.pushing.rigid_engine.torch_rollout` builds as an autograd gra
   whose derivative is ``ds/dθ = −(∂h/∂θ)/(∂h/∂s)`` (implicit function theorem; ``∂h/∂s`` from
   the forward run's slopes): ``h = p_t − σ μ p_n`` for a slide, the locked cell's velocity
   across its switch ``(d_j − d_{j+1})·v_i`` for a lock;
-* a free slide (:func:`_free_vjp`): ``x = Q⁻¹ (p + Σ_i c_i J_iᵀ d_{l_i})``;
-* the finger's contact (:func:`_contact_vjp`): the nearest point of the nearest face (the face
+* a free slide (``_free_vjp``): ``x = Q⁻¹ (p + Σ_i c_i J_iᵀ d_{l_i})``;
+* the finger's contact (``_contact_vjp``): the nearest point of the nearest face (the face
   and whether the point is at its end are decisions), its normal and the gap.
 
 Each step costs a few passes over the cells (about the forward's sticking step), so the

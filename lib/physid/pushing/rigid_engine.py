@@ -251,7 +251,7 @@ def _moving_contact(masses, inertia, bound, arms, arm, target, omega, cell_vel, 
 #: (:mod:`physid.pushing.rigid_adjoint`); ``"torch"``, the torch step, because the kernel left a
 #: step of that push to torch (the coupled fallback, a free slide with a cell on a switch of D)
 #: or a tensor other than the maps needs a gradient.
-GRADIENT_PATHS: Counter[str] = Counter()
+GRADIENT_PATHS: dict[str, int] = Counter()
 
 
 def rollout(
