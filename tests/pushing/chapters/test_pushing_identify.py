@@ -60,7 +60,8 @@ def test_run_protocol_refuses_bad_methods(methods):
 
 @pytest.mark.parametrize(("kwargs", "error"), [
     ({"friction_dirs": 2}, ValueError), ({"friction_dirs": "16"}, TypeError),
-    ({"map_objects": 1}, TypeError),
+    ({"map_objects": 1}, TypeError), ({"experiments": []}, ValueError),
+    ({"experiments": [-1]}, ValueError),
 ])
 def test_run_protocol_refuses_bad_friction_models(kwargs, error):
     with pytest.raises(error, match=next(iter(kwargs))):
@@ -81,6 +82,28 @@ def test_friction_models_run_the_headline_with_every_model(tmp_path, monkeypatch
         assert run.floor == pytest.approx(float(run.floor_pushes.mean()), rel=1e-12)
         assert len(run.floor_pushes) == len(run.test_slid) == len(run.test_lost_contact) == 2
         assert len(run.test_changed_side) == 2 and run.test_changed_side.dtype == bool
+
+
+def test_friction_models_run_the_headlines_own_experiments(tmp_path, monkeypatch):
+    """The headline's statistic is a mean over ``headline_experiments`` experiments per object:
+    the protocol's are reused, the others run for every model."""
+    from dataclasses import replace
+
+    from physid.pushing.chapters import pushing_identify as study
+    from physid.pushing.chapters import pushing_identify_claims as claims
+
+    monkeypatch.setenv("PHYSID_CACHE", str(tmp_path))
+    sizes = replace(study.SIZES["quick"], headline_experiments=2)
+    monkeypatch.setattr(study, "SIZES", {"quick": sizes})
+    protocol = run_protocol("quick", seed=1, methods=HEADLINE_METHODS)
+    runs = friction_models("quick", seed=1, runs=protocol)
+    assert [(r.friction_dirs, r.experiment) for r in runs] == [
+        (4, 0), (4, 0), (4, 1), (4, 1), (16, 0), (16, 0), (16, 1), (16, 1)]
+    assert runs[:2] == protocol
+    assert runs[2].floor != runs[0].floor  # another truth and other pushes
+    errors = claims.friction_model_errors(runs, sizes.objects, sizes.budget)
+    assert errors[4].experiments == 2
+    assert "over 2 experiments per object" in claims.headline_claim(errors[4], "Longer.").ours
 
 
 def test_schedule_ablation_runs_each_direction_under_each_schedule(tmp_path, monkeypatch):

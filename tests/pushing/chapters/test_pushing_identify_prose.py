@@ -238,8 +238,8 @@ def test_gap_prose_says_who_ends_below_the_truth_on_the_training_pushes():
     buys = prose.long_prose([*long, idle], 1000)
     assert buys["long_budget_text"] == "1,000 simulations"
     assert buys["buys_text"] == ("30 s buys, in simulations at the rate each method ran in "
-                                 "the longer runs, Algorithm 1 (analytic): about 240; Autograd "
-                                 "(rigid formulation): about 120")
+                                 "the longer runs, Algorithm 1 (analytic): about 240; Exact "
+                                 "gradient (rigid formulation): about 120")
 
 
 def test_uncertainty_prose_gives_the_correlations_per_push_count():

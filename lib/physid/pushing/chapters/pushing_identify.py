@@ -20,6 +20,7 @@ Sizes per scale are in :data:`SIZES`; the pybullet data of every experiment is c
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -132,7 +133,9 @@ class IdentifySizes(Sizes):
     ``robot_objects``, ``robot_train`` and ``robot_test`` the simulated stand-in for the real
     robot's runs; ``long_budget`` (simulations) the longer runs of :func:`long_runs`;
     ``friction_models`` the directions of D the headline's methods identify with
-    (:func:`friction_models`, the paper's 4 first); ``setups`` the pybullet setups of
+    (:func:`friction_models`, the paper's 4 first) on ``headline_experiments`` experiments per
+    object (the paper's 10 at default: the headline's statistic is a mean over them, the other
+    studies keep ``experiments``); ``setups`` the pybullet setups of
     :func:`world_ablation`; ``uncertainty_pushes`` the training pushes (the first ones) and
     ``uncertainty_particles`` and ``uncertainty_iterations`` the SVGD runs of
     :func:`uncertainty_maps`; ``n_jobs`` local workers.
@@ -158,6 +161,7 @@ class IdentifySizes(Sizes):
     robot_test: int = 5
     long_budget: int = 120
     friction_models: tuple[int, ...] = (PAPER_DIRS, 16)
+    headline_experiments: int = 1
     setups: tuple[str, ...] = tuple(SETUPS)
     uncertainty_pushes: tuple[int, ...] = (1, 4)
     uncertainty_particles: int = 16
@@ -169,6 +173,7 @@ class IdentifySizes(Sizes):
         are counts of training pushes the experiments have."""
         for name in self.setups:
             SETUPS.check(name, "setups")
+        check_count("headline_experiments", self.headline_experiments)
         for n in self.uncertainty_pushes:
             check_count("uncertainty_pushes", n)
             if n > self.n_train:
@@ -198,7 +203,7 @@ SIZES = SizeTable(
         n_train=4, n_test=6, duration=1.0, budget=Budget(simulations=40, seconds=30.0),
         n_eval=3, push_counts=(1, 2, 4, 8), steps=6, cosine_iterations=3,
         cells=(10, 24, 48, 88, 127), lcp_cells=(10, 24, 48), cost_repeats=3,
-        long_budget=1000,
+        long_budget=1000, headline_experiments=10,
     ),
     paper=IdentifySizes(
         objects=_PAPER_OBJECTS, map_objects=("toolbox", "book"), methods=_ALL,
@@ -206,7 +211,7 @@ SIZES = SizeTable(
         budget=Budget(simulations=100, seconds=60.0), n_eval=6,
         push_counts=(1, 2, 3, 4, 5, 6, 7, 8), steps=10, cosine_iterations=5,
         cells=(10, 24, 48, 88, 127), lcp_cells=(10, 24, 48, 88, 127), cost_repeats=5,
-        long_budget=1000,
+        long_budget=1000, headline_experiments=10,
     ),
 )
 
@@ -320,9 +325,11 @@ def _prepare(name: str, index: int, s: IdentifySizes, seed: int, n_train: int | 
 
 def run_protocol(scale: str, seed: int = 0, scheduler: object = None,
                  methods: tuple[str, ...] | None = None, friction_dirs: int = PAPER_DIRS,
-                 map_objects: bool = True) -> list[MethodRun]:
+                 map_objects: bool = True, experiments: Sequence[int] | None = None
+                 ) -> list[MethodRun]:
     """Every method of ``methods`` (default: the scale's, all registered) on every experiment
-    of ``SIZES[scale].objects`` and, with ``map_objects``, Algorithm 1 on the
+    of ``SIZES[scale].objects`` (the indices ``experiments``, by default the scale's
+    ``range(experiments)``) and, with ``map_objects``, Algorithm 1 on the
     ``map_objects``, identifying and predicting with the friction polygon of
     ``friction_dirs`` directions (the paper's 4 by default): the pybullet data first
     (cached), then one job per run, locally or on the Dask cluster ``scheduler``
@@ -338,39 +345,51 @@ def run_protocol(scale: str, seed: int = 0, scheduler: object = None,
         raise ValueError(f"methods must be a non-empty tuple of method names, got {methods!r}")
     for name in methods:
         check_choice("methods", name, tuple(METHODS))
+    if experiments is None:
+        experiments = range(s.experiments)
+    if isinstance(experiments, str) or not len(experiments):
+        raise ValueError(f"experiments must be a non-empty sequence of indices, got "
+                         f"{experiments!r}")
+    indices = [check_count("experiments", i, minimum=0) for i in experiments]
     maps = s.map_objects if map_objects else ()
-    experiments = [dict(name=n, index=i, s=s, seed=seed) for n in s.objects + maps
-                   for i in range(s.experiments)]
-    run_jobs(_prepare, experiments, n_jobs=s.n_jobs, scheduler=scheduler)
+    prepared = [dict(name=n, index=i, s=s, seed=seed) for n in s.objects + maps
+                for i in indices]
+    run_jobs(_prepare, prepared, n_jobs=s.n_jobs, scheduler=scheduler)
     common = dict(s=s, seed=seed, friction_dirs=friction_dirs)
     jobs = [dict(name=n, index=i, method=m, **common) for n in s.objects
-            for i in range(s.experiments) for m in methods]
+            for i in indices for m in methods]
     jobs += [dict(name=n, index=i, method="algorithm1", **common) for n in maps
-             for i in range(s.experiments)]
+             for i in indices]
     return run_jobs(_run_method, jobs, n_jobs=s.n_jobs, scheduler=scheduler,
                     desc="identification")
 
 
 def friction_models(scale: str, seed: int = 0, scheduler: object = None,
                     runs: list[MethodRun] | None = None) -> list[MethodRun]:
-    """The headline's methods (:data:`HEADLINE_METHODS`) on the protocol's experiments with
-    every friction model of ``SIZES[scale].friction_models``: the same pushes, truths, starts
-    and budgets, only the engine's directions of D differ (the floor too, since the truth is
-    run in the same engine). Runs of :func:`run_protocol` passed in ``runs`` are reused for the
-    models they cover."""
+    """The headline's methods (:data:`HEADLINE_METHODS`) on the first
+    ``SIZES[scale].headline_experiments`` experiments of the protocol's objects with every
+    friction model of ``SIZES[scale].friction_models``: the same pushes, truths, starts and
+    budgets, only the engine's directions of D differ (the floor too, since the truth is run in
+    the same engine). Runs of :func:`run_protocol` passed in ``runs`` are reused for the
+    experiments and models they cover."""
     s = SIZES[scale]
     seed = check_seed("seed", seed)
     runs = list(runs or [])
     if not all(isinstance(r, MethodRun) for r in runs):
         raise TypeError("runs must be a list of MethodRun")
+    per_experiment = len(s.objects) * len(HEADLINE_METHODS)
     out = []
     for dirs in s.friction_models:
         have = [r for r in runs if r.friction_dirs == dirs and r.method in HEADLINE_METHODS
-                and r.object in s.objects]
-        if len(have) < len(s.objects) * s.experiments * len(HEADLINE_METHODS):
-            have = run_protocol(scale, seed, scheduler, HEADLINE_METHODS, dirs,
-                                map_objects=False)
-        out += have
+                and r.object in s.objects and not r.schedule
+                and r.experiment < s.headline_experiments]
+        missing = [i for i in range(s.headline_experiments)
+                   if sum(r.experiment == i for r in have) < per_experiment]
+        have = [r for r in have if r.experiment not in missing]
+        if missing:
+            have += run_protocol(scale, seed, scheduler, HEADLINE_METHODS, dirs,
+                                 map_objects=False, experiments=missing)
+        out += sorted(have, key=lambda r: (r.object, r.experiment, r.method))
     return out
 
 

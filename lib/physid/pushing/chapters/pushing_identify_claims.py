@@ -301,7 +301,8 @@ class ProtocolErrors:
     (``final``), within the budget's simulations (``at_budget``) and within
     :data:`~physid.pushing.chapters.pushing_identify.HEADLINE_SECONDS` on the
     :data:`PAPER_OBJECTS` among ``objects`` (``headline``). ``improvements``: each method's
-    improvements of the training loss, summed over its runs."""
+    improvements of the training loss, summed over its runs; ``experiments``: the most
+    experiments of one object."""
 
     objects: tuple[str, ...]
     budget: Budget
@@ -313,6 +314,7 @@ class ProtocolErrors:
     at_budget: dict[str, float]
     headline: dict[str, float]
     improvements: dict[str, int]
+    experiments: int = 1
 
     @property
     def paper_objects(self) -> tuple[str, ...]:
@@ -351,6 +353,8 @@ def protocol_errors(runs: Sequence[MethodRun], objects: Sequence[str], methods: 
         headline={m: mean_error(runs, m, paper, seconds=HEADLINE_SECONDS) for m in methods},
         improvements={m: sum(len(r.simulations) - 1 for r in compared if r.method == m)
                       for m in methods},
+        experiments=max(len({r.experiment for r in compared if r.object == name})
+                        for name in objects),
     )
 
 
@@ -679,7 +683,8 @@ def headline_claim(errors: ProtocolErrors, longer: str,
     :data:`~physid.pushing.chapters.pushing_identify.HEADLINE_ERROR` on the hammer, the crimp
     and the wrench within
     :data:`~physid.pushing.chapters.pushing_identify.HEADLINE_SECONDS` (``errors.headline``),
-    judged with the paper's friction model (``errors``: the protocol's 4 directions);
+    judged with the paper's friction model (``errors``: the 4 directions', mean over its
+    experiments);
     ``longer`` (:func:`longer_budget_text`) says where a longer budget went, ``models``
     (:func:`friction_model_errors`) what the other friction models reach, and ``worlds``
     (:func:`~physid.pushing.chapters.pushing_identify.world_ablation`) whose failure a miss
@@ -702,7 +707,8 @@ def headline_claim(errors: ProtocolErrors, longer: str,
         paper=f"< {1e2 * HEADLINE_ERROR:.1f} cm within {HEADLINE_SECONDS:g} s",
         ours=(
             f"{mm(headline)} mean test error within {HEADLINE_SECONDS:g} s with the paper's "
-            f"{PAPER_DIRS} friction directions ("
+            f"{PAPER_DIRS} friction directions, over {plural(errors.experiments, 'experiment')} "
+            "per object ("
             + ", ".join(f"{n} {mm(alg1[n])}" for n in paper)
             + f"; budget {simulations} simulations or {errors.budget.seconds:g} s)"
             + (f"; {other_text}" if other_text else "")

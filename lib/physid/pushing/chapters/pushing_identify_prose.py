@@ -223,6 +223,7 @@ def protocol_prose(sizes: IdentifySizes, errors: ProtocolErrors) -> dict[str, An
         "protocol_duration": sizes.duration,
         "protocol_objects_text": listing([f"the {n}" for n in errors.objects]),
         "protocol_experiments_text": plural(sizes.experiments, "experiment"),
+        "headline_experiments_text": plural(sizes.headline_experiments, "experiment"),
         "paper_experiments_text": plural(paper.experiments, "experiment"),
         "protocol_train_text": plural(sizes.n_train, "training push", "training pushes"),
         "protocol_test_text": plural(sizes.n_test, "test push", "test pushes"),
