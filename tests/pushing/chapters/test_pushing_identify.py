@@ -103,7 +103,9 @@ def test_friction_models_run_the_headlines_own_experiments(tmp_path, monkeypatch
     assert runs[2].floor != runs[0].floor  # another truth and other pushes
     errors = claims.friction_model_errors(runs, sizes.objects, sizes.budget)
     assert errors[4].experiments == 2
-    assert "over 2 experiments per object" in claims.headline_claim(errors[4], "Longer.").ours
+    verdict = claims.headline_claim(errors[4], "Longer.")
+    assert "over 2 experiments per object" in verdict.ours
+    assert "measured on each object's first experiment. Longer." in verdict.why
 
 
 def test_schedule_ablation_runs_each_direction_under_each_schedule(tmp_path, monkeypatch):

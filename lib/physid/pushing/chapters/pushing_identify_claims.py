@@ -728,6 +728,8 @@ def headline_claim(errors: ProtocolErrors, longer: str,
             "and exact-gradient descent through the rigid formulation reaches "
             f"{mm(errors.headline['autograd-rigid'])} in the same budget. "
             + (f"The friction model moves the floor: {other_text}. " if other_text else "")
+            + ("What follows was measured on each object's first experiment. "
+               if errors.experiments > 1 and (world_text or longer) else "")
             + (f"Across pybullet setups, {world_text}. " if world_text else "")
             + longer
         ),
