@@ -109,7 +109,7 @@ def test_cost_prose_reads_the_sizes_and_the_slopes(lcp_sizes):
     assert prose.lcp_cells(costs) == [10, 24][:lcp_sizes]
     assert (text["cost_min_cells"], text["cost_max_cells"]) == (10, 24)
     assert text["cost_lcp_max_cells"] == [10, 24][lcp_sizes - 1]
-    assert text["cost_rigid_max_s"] == Bounded(2.4e-2, 0, np.inf)
+    assert text["cost_rigid_max_ms"] == Bounded(24.0, 0, np.inf)
     assert text["slope_alg1_text"] == f"{np.log(8) / np.log(2.4):.2f}"
     if lcp_sizes == 1:
         assert text["slope_lcp_text"] == "not measured (fewer than two sizes)"
