@@ -120,10 +120,10 @@ def _piece_vjp(g_w, g_ix, g_iy, masses, inertia, bound, rel, tx, ty, cell_vel, w
     """The vector–Jacobian product of :func:`_piece`'s ω and impulse (cotangents ``g_w``,
     ``(g_ix, g_iy)``): adds to ``g_rel``, ``g_cv`` (k, 2) and ``g_m``, ``g_i``, ``g_c`` (k,) (the
     masses, the rotational inertias, the friction bounds ``c_i``) and returns the cotangents
-    of the contact point's velocity (x, y) and of the previous ω."""
+    of the contact point's velocity (x, y) and of the previous ω, and the impulse (x, y)."""
     k = masses.shape[0]
     n_lines = dirs.shape[0]
-    a, lin, total, w, den, raw, _, _ = _piece(masses, inertia, bound, rel, tx, ty, cell_vel, w_p,
+    a, lin, total, w, den, raw, ix, iy = _piece(masses, inertia, bound, rel, tx, ty, cell_vel, w_p,
                                              dirs, line, kc, kp)
     nxt = (kp + 1) % n_lines
     share = min(max(raw, 0.0), 1.0)
@@ -197,7 +197,7 @@ def _piece_vjp(g_w, g_ix, g_iy, masses, inertia, bound, rel, tx, ty, cell_vel, w
         g_ty += g_lin * m * rx
         g_cv[i, 0] += g_lin * m * ry
         g_cv[i, 1] -= g_lin * m * rx
-    return g_tx, g_ty, -g_lin * sum_i
+    return g_tx, g_ty, -g_lin * sum_i, ix, iy
 
 
 @_jit
@@ -404,9 +404,9 @@ def adjoint(centres, masses, frictions, cell_side, gravity, dt, dirs, radius, mu
                     # v = v̄ − ω ẑ×arm.
                     g_ax, g_ay = -g_vy * w, g_vx * w
                     g_w += g_vx * arm_y - g_vy * arm_x
-                    g_tx, g_ty, g_wp = _piece_vjp(g_w, 0.0, 0.0, masses[b], inertia, bound, rel,
-                                                  tx, ty, cell_vel, w_p, dirs, line, kc, kp,
-                                                  g_rel, g_cv, g_m, g_i, g_c)
+                    g_tx, g_ty, g_wp, ix, iy = _piece_vjp(
+                        g_w, 0.0, 0.0, masses[b], inertia, bound, rel, tx, ty, cell_vel, w_p,
+                        dirs, line, kc, kp, g_rel, g_cv, g_m, g_i, g_c)
                     g_tx += g_vx
                     g_ty += g_vy
                     g_omega += g_wp
@@ -429,9 +429,6 @@ def adjoint(centres, masses, frictions, cell_side, gravity, dt, dirs, radius, mu
                             break
                         g_h = -g_s / slope
                         if mode == SLIDE:
-                            _, _, _, _, _, _, ix, iy = _piece(masses[b], inertia, bound, rel, tx,
-                                                              ty, cell_vel, w_p, dirs, line, kc,
-                                                              kp)
                             sigma = 1.0 if ix * t_x + iy * t_y > 0 else -1.0
                             g_ix = g_h * (t_x - sigma * mu * nx)
                             g_iy = g_h * (t_y - sigma * mu * ny)
@@ -449,7 +446,7 @@ def adjoint(centres, masses, frictions, cell_side, gravity, dt, dirs, radius, mu
                             g_w2 = g_h * (-rel[cell, 1] * sx + rel[cell, 0] * sy)
                             g_rel[cell, 0] += g_h * w * sy
                             g_rel[cell, 1] -= g_h * w * sx
-                        g_px, g_py, g_wp = _piece_vjp(g_w2, g_ix, g_iy, masses[b], inertia,
+                        g_px, g_py, g_wp, _, _ = _piece_vjp(g_w2, g_ix, g_iy, masses[b], inertia,
                                                       bound, rel, tx, ty, cell_vel, w_p, dirs,
                                                       line, kc, kp, g_rel, g_cv, g_m, g_i, g_c)
                         g_tx2 += g_px
