@@ -26,7 +26,9 @@ What each contender's time includes:
 Batches (88 cells): ``BATCH`` random reachable pushes of the block in one call of the rigid
 formulation against the same pushes in pybullet one after the other (stepping alone and in
 all); and the hammer's ``BATCH`` random pushes, which slide and lock, against ``BATCH`` copies of
-one of its pushes that only sticks, both in one call (their mode counts are printed). Everything
+one of its pushes that only sticks, both in one call (their mode counts are printed, and how
+many sliding root searches the pencils made and how many they left to the piece-by-piece walk,
+``SLIDE_WALKS``). Everything
 runs on one thread (torch.set_num_threads(1)), like pybullet, so the comparison is core for
 core.
 
@@ -82,7 +84,7 @@ from physid.pushing.finger import FREE, MODE_NAMES, STICK
 from physid.pushing.identify import identify
 from physid.pushing.objects import load_object
 from physid.pushing.observations import make_experiment
-from physid.pushing.rigid_engine import GRADIENT_PATHS
+from physid.pushing.rigid_engine import GRADIENT_PATHS, SLIDE_WALKS
 from physid.pushing.target import PushingTarget, start_point
 
 SIZES = (10, 24, 48, 88, 126)  # 126: pybullet's 127 links less the finger's skin
@@ -171,6 +173,13 @@ def gradient_paths(call) -> str:
     before = dict(GRADIENT_PATHS)
     call()
     return "/".join(str(GRADIENT_PATHS[p] - before.get(p, 0)) for p in ("compiled", "torch"))
+
+
+def slide_walks(call) -> str:
+    """``call()``'s sliding root searches by the pencils and piece by piece, as "p/q"."""
+    before = dict(SLIDE_WALKS)
+    call()
+    return "/".join(str(SLIDE_WALKS[w] - before.get(w, 0)) for w in ("pencils", "piece by piece"))
 
 
 def contenders(obj, push, formulation: str, steps: int, prefix: str) -> dict:
@@ -314,6 +323,8 @@ def main() -> None:
             "cells": f"{len(hammer)} (hammer), {BATCH} {label} pushes",
             "modes": mode_counts(hammer, batch),
             "rigid_fwd_s": t[key].median,
+            "slide searches pencils/piece by piece": slide_walks(lambda b=batch: forward(
+                hammer, b)),
         })
     rows[-2]["sliding/sticking"] = slide_cost.median
     rows[-2]["sliding/sticking spread"] = slide_cost.spread

@@ -250,3 +250,49 @@ def test_walks_of_thousands_of_pieces_agree_with_the_coupled_lcp(monkeypatch):
         solved = simulate(obj, pushes, friction_dirs=64, duration=0.33)
     assert bool((solved.contact.mode == rigid_engine.COUPLED).any())
     assert float((walked.positions - solved.positions).abs().max()) < 1e-6
+
+
+@pytest.mark.parametrize(("name", "friction_dirs", "seed"),
+                         [("hammer", 4, 0), ("crimp", 4, 1), ("crimp", 16, 3)])
+def test_the_pencil_walk_finds_the_piece_by_piece_walks_roots(monkeypatch, name,
+                                                               friction_dirs, seed):
+    """Every step of random pushes (slides and locks, from rest and moving), classified with
+    the sliding root found by the pencils and piece by piece (the walk that takes O(kL) a
+    piece): the same modes, slips, twists and normal impulses, the searches left to the
+    piece-by-piece walk included."""
+    from physid.pushing import rigid_kernel
+
+    classify = rigid_kernel.classify
+    steps = []
+
+    def both(*args):
+        pencils = classify(*args, True)
+        pieces = classify(*args, False)
+        steps.append((pencils, pieces))
+        return pieces
+
+    obj = load_object(name)
+    pushes = random_pushes(obj, 6, seed=seed, duration=1.0)
+    monkeypatch.setattr(rigid_kernel, "classify", both)
+    monkeypatch.setattr(rigid_engine, "_compilable", lambda scene: False)
+    with torch.no_grad():
+        simulate(obj, pushes, friction_dirs=friction_dirs)
+    modes = np.concatenate([pieces[0] for _, pieces in steps])
+    assert {SLIDE, LOCK} <= set(modes.tolist())
+    for pencils, pieces in steps:
+        np.testing.assert_array_equal(pencils[0], pieces[0])
+        for got, want in zip(pencils[1:], pieces[1:], strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_the_walks_are_counted():
+    """A compiled rollout counts its sliding root searches by walk: the hammer's pushes from
+    rest leave their first contacts (cells on the diagonals of D, tied across its lines) to
+    the piece-by-piece walk, and the pencils take the rest."""
+    obj = load_object("hammer")
+    before = dict(rigid_engine.SLIDE_WALKS)
+    with torch.no_grad():
+        simulate(obj, random_pushes(obj, 4, seed=0, duration=1.0))
+    pencils = rigid_engine.SLIDE_WALKS["pencils"] - before.get("pencils", 0)
+    pieces = rigid_engine.SLIDE_WALKS["piece by piece"] - before.get("piece by piece", 0)
+    assert pencils > 5 * pieces > 0

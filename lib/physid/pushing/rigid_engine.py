@@ -70,6 +70,7 @@ from physid.pushing.planar import cross, friction_block, friction_directions, pe
 
 __all__ = [
     "GRADIENT_PATHS",
+    "SLIDE_WALKS",
     "adjoint_rollout",
     "compiled_rollout",
     "line_solve",
@@ -253,6 +254,13 @@ def _moving_contact(masses, inertia, bound, arms, arm, target, omega, cell_vel, 
 #: or a tensor other than the maps needs a gradient.
 GRADIENT_PATHS: dict[str, int] = Counter()
 
+#: How many sliding root searches of the compiled rollouts each walk made
+#: (:mod:`physid.pushing.rigid_kernel`): ``"pencils"``, the walk whose pieces cost O(L log k);
+#: ``"piece by piece"``, the walk it leaves a search to where the line solve's choice among
+#: tied cells decides the root (cells tied across a line of D, a kink share the line solve
+#: clipped, a kink cell without friction).
+SLIDE_WALKS: dict[str, int] = Counter()
+
 
 def rollout(
     scene: Scene, stepping: Stepping, on_step: Callable[[], None] | None = None
@@ -342,6 +350,7 @@ class _KernelRun:
         self.tape_float = np.zeros((*shape, 3))
         self.tape_line = np.zeros((*shape, k), np.int64)
         self.skip = np.zeros(batch, np.bool_)
+        self.walks = np.zeros(2, np.int64)
 
     def run(self) -> np.ndarray:
         """Runs every push from its next step until it ends or meets a step the kernel leaves
@@ -355,8 +364,11 @@ class _KernelRun:
             self.cell_vel, self.next_step, self.override, self.override_mode, self.last_normal,
             self.positions, self.rec_normal, self.rec_point, self.rec_side, self.rec_yaw,
             self.rec_mode, self.taping, self.tape_state, self.tape_cv, self.tape_int,
-            self.tape_float, self.tape_line,
+            self.tape_float, self.tape_line, self.walks,
         )
+        SLIDE_WALKS["pencils"] += int(self.walks[0])
+        SLIDE_WALKS["piece by piece"] += int(self.walks[1])
+        self.walks[:] = 0
         return np.nonzero(self.next_step < stepping.n_steps)[0]
 
     def record(self) -> ContactRecord:

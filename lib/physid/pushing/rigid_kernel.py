@@ -29,6 +29,25 @@ sector for the next event (instead of every switch) was slower, and was left out
 pieces the walk's cap is 20,000 pieces: at 1,000, 64-direction slides went to the
 interior-point LCP (which agrees with the walk to 3e-7 m, and took three times as long).
 
+Still, a walk of about 43 events, each a few O(kL) passes (the next crossing over every cell
+and switch, the line solve, the impulse's sums), made a sliding step cost 40 sticking ones:
+the benchmark's sliding batch took 20× its sticking batch. Within a step, every cell's
+velocity is ``closing·n + s·t + ω·lever_i``, so the cells cross switch ``j`` on the lines
+``α_j + β_j s + γ_ij ω = 0`` of one pencil, in the order of ``γ_ij``, a constant of the
+step (:func:`_pencils`; nearly the last step's order, so sorted by insertion). The walk by
+the pencils (:func:`_pencil_walk`) finds each next crossing by a binary search per switch
+and updates ω, the kink's share and the finger's impulse from running sums, in O(L log k)
+an event; where the line solve's choice among tied cells decides the root (the first
+contact of a push from rest, when the grid's rows lie on the diagonals of the paper's D), it
+leaves the search to the piece-by-piece walk, and :func:`run` counts both. Measured on the
+hammer's 16 random pushes (one thread): one search 240–300 µs → 19–45 µs; the sliding
+batch 205 → about 40 ms (sliding/sticking 20× → 4×); 16 pushes with 64 directions 54 s →
+6.3 s; results equal to 1e-15 m on 96 pushes of three objects with the paper's D, and
+with 16 directions to 8e-9 m (one push, where a root lay inside a piece 1e-10 long that the
+piece-by-piece walk's sample 1e-11 past each end stepped over). The walk's helpers take
+scalars, and its scan is written out in its loop: a jitted call that passes arrays pays
+their reference counts, 110 ns for a call with seven arrays against 6 ns with scalars.
+
 Uses: :func:`run` is the whole rollout of pushes that need no gradient
 (:func:`physid.pushing.rigid_engine.compiled_rollout`) and, taping each step's decisions, of
 pushes whose gradient the compiled adjoint computes
@@ -502,6 +521,407 @@ def _bracketed(sign, s_a, f_a, n_a, d_a, s_b, f_b, n_b, d_b, mu, slack, masses, 
     return s_b, False, False, n_b
 
 
+@_jit
+def _pencils(rel, dirs, gamma, order, ranked):
+    """Each switch ``j`` of D (between ``d_j`` and ``d_{j+1}``) as a pencil: cell ``i``'s
+    velocity ``closing·n + s·t + ω·lever_i`` crosses it where ``α_j + β_j s + γ_ij ω = 0``,
+    with ``γ_ij = lever_i · (d_j − d_{j+1})`` (``lever_i = ẑ × rel_i``), and the cells sorted
+    by ``γ_ij`` (``order[j]``, ``ranked[j]`` the sorted values). The order depends only on the
+    object's turn, so it is sorted by insertion from the last step's (a few swaps a step)."""
+    k = rel.shape[0] - 1
+    n_lines = dirs.shape[0]
+    for j in range(n_lines):
+        jn = (j + 1) % n_lines
+        sx = dirs[j, 0] - dirs[jn, 0]
+        sy = dirs[j, 1] - dirs[jn, 1]
+        for i in range(k):
+            gamma[j, i] = -rel[i, 1] * sx + rel[i, 0] * sy
+        for r in range(1, k):
+            cell = order[j, r]
+            value = gamma[j, cell]
+            t = r
+            while t > 0 and gamma[j, order[j, t - 1]] > value:
+                order[j, t] = order[j, t - 1]
+                t -= 1
+            order[j, t] = cell
+        for r in range(k):
+            ranked[j, r] = gamma[j, order[j, r]]
+
+
+#: How far out of [0, 1] a kink's share may be before the walk leaves the search to the
+#: piece-by-piece walk (the line solve clipped it: cells tied within its tolerance).
+_SHARE_SLACK = 1e-6
+
+#: How many ``tiny`` (1e-13 of the slip) from a switch a cell counts as on it: the walk's
+#: samples past an event lie 1e-11 beyond it (:func:`_slide_root`'s rule).
+_NEAR = 1000.0
+
+
+@_jit
+def _piece(s, cst, lines_q, lines_x, lines_y, kink):
+    """The walk's piece at slip ``s`` (:func:`_pencil_walk`): ω and its slope in the slip, the
+    kink cell's share and its slope (0 off a kink), and the finger's normal impulse and the
+    cone condition ``f = p_t − σμ p_n`` with their slopes. ``lines_q``, ``lines_x``,
+    ``lines_y`` are ``Σ c_i q_i,l_i`` and ``Σ c_i d_l_i`` over the cells off the kink;
+    ``cst`` the step's constants (``a``, ``lin`` at 0 and its slope, the total mass,
+    ``Σ m_i lever_i``, the impulse's part that does not move, the tangent, the normal, σμ);
+    ``kink`` the kink cell's (:func:`_kink_terms`). Scalars only: a call that passes arrays
+    costs their reference counts, more than this arithmetic."""
+    a, lin0, dlin, total, lam_x, lam_y, g0x, g0y, tx, ty, nx, ny, smu = cst
+    on, g, alpha, beta, c, q_kp, q_nxt, nxt_x, nxt_y, dd_x, dd_y = kink
+    lin = lin0 + dlin * s
+    share = dshare = kfx = kfy = dkx = dky = 0.0
+    if not on:
+        w0 = -(lin + lines_q) / a
+        slope = -dlin / a
+    else:
+        w0 = -(alpha + beta * s) / g
+        slope = -beta / g
+        dq = q_kp - q_nxt
+        share = -(a * w0 + lin + lines_q + c * q_nxt) / (c * dq)
+        dshare = -(a * slope + dlin) / (c * dq)
+        held = min(max(share, 0.0), 1.0)
+        kfx = c * (nxt_x + held * dd_x)
+        kfy = c * (nxt_y + held * dd_y)
+        dkx = c * dshare * dd_x
+        dky = c * dshare * dd_y
+    ix = g0x + total * s * tx + w0 * lam_x - lines_x - kfx
+    iy = g0y + total * s * ty + w0 * lam_y - lines_y - kfy
+    dix = total * tx + slope * lam_x - dkx
+    diy = total * ty + slope * lam_y - dky
+    p_n = ix * nx + iy * ny
+    dp_n = dix * nx + diy * ny
+    return (w0, slope, share, dshare, p_n, dp_n, ix * tx + iy * ty - smu * p_n,
+            dix * tx + diy * ty - smu * dp_n)
+
+
+@_jit
+def _restart(s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs):
+    """The walk's sums over the cells off the kink (``Σ c_i q_i,l_i``, ``Σ c_i d_l_i``) from
+    each cell's ``line``, and :func:`_piece` at ``s``: where the walk starts, and after a
+    full line solve."""
+    n_lines = dirs.shape[0]
+    lines_q = lines_x = lines_y = 0.0
+    for i in range(line.shape[0]):
+        if i != kc:
+            lines_q += bound[i] * q[i, line[i]]
+            lines_x += bound[i] * dirs[line[i], 0]
+            lines_y += bound[i] * dirs[line[i], 1]
+    nxt = (kp + 1) % n_lines
+    kink = _kink_terms(kc >= 0, gamma[kp, kc], alpha[kp], beta[kp], bound[kc], q[kc, kp],
+                       q[kc, nxt], dirs[kp, 0], dirs[kp, 1], dirs[nxt, 0], dirs[nxt, 1])
+    return (lines_q, lines_x, lines_y) + _piece(s, cst, lines_q, lines_x, lines_y, kink)
+
+
+@_jit
+def _kink_terms(on, g, alpha, beta, c, q_kp, q_nxt, kp_x, kp_y, nxt_x, nxt_y):
+    """The scalars of :func:`_piece` for a kink cell (``on``) on its first line ``kp``:
+    ``γ``, ``α``, ``β`` of its switch, its friction bound, ``q`` of its two lines, the next
+    line's direction and the difference of the two (the caller gathers them from its
+    arrays)."""
+    return on, g, alpha, beta, c, q_kp, q_nxt, nxt_x, nxt_y, kp_x - nxt_x, kp_y - nxt_y
+
+
+@_jit
+def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cell_vel, ct,
+                 dirs, tol, rel, q, p, kinks, jumps, where, line, gamma, order, ranked):
+    """:func:`_slide_root`'s walk with pieces that cost O(L log k), not O(kL): within the step
+    every cell's velocity is linear in the slip and ω, so the next crossing of a switch comes
+    from the pencils (:func:`_pencils`; the scan is the loop's first block), and the piece's
+    ω, the kink cell's share and the finger's impulse follow from running sums that an event
+    changes by one cell (:func:`_piece`). It starts from :func:`_move`'s piece at the
+    finger's slip ``s_a`` (its kink cell ``kc``, first line ``kp`` and each cell's ``line``).
+
+    The events, in the order of the line solve's minimum (``g`` convex in ω, its minimiser
+    continuous in the slip): on a smooth piece a cell reaching its switch becomes the kink
+    cell (ω follows its switch, its share leaves 0 or 1); on a kink piece, the share reaching
+    0 or 1 puts the kink cell on that line, and another cell crossing (its kink meets the kink
+    cell's) leaves the minimum at whichever of the two kinks keeps ``g'(ω+) ≥ 0`` just after,
+    the other cell on the line of that side; a kink cell whose velocity runs through zero
+    along its switch changes its envelope at once. Several events at once, those, or a
+    crossing from the side a cell's line is not on, are left to the full line solve just past
+    them (:func:`_move`, as :func:`_slide_root` does at every piece). The roots, the locks
+    and their normal impulses follow :func:`_slide_root`'s rules (a root on a piece's line; a
+    jump of ``σf`` across zero where a piece ends, the normal impulse interpolated between its
+    sides).
+
+    Where the line solve's choice among tied cells decides the root, the search is left to
+    :func:`_slide_root` from the start (``handed`` True, nothing else returned): two cells at
+    one kink on opposite rays of a line of D (their friction impulses may trade along it with
+    the torque kept, so the finger's impulse is not unique: the first contact of a push from
+    rest, the grid's rows on the diagonals of the paper's D), a kink share the line solve
+    clipped (:data:`_SHARE_SLACK`), a kink cell without friction. Else the same returns as
+    :func:`_slide_root`, and ``handed`` False."""
+    k = masses.shape[0]
+    n_lines = dirs.shape[0]
+    direction = -sign
+    nx, ny = ct[_NX], ct[_NY]
+    tx, ty = -ny, nx
+    closing = ct[_CLOSING]
+    a, spin = rel[k, 0], rel[k, 1]
+    lin0 = dlin = total = lam_x = lam_y = g0x = g0y = 0.0
+    for i in range(k):
+        m = masses[i]
+        rx, ry = rel[i, 0], rel[i, 1]
+        lin0 += m * (rx * (closing * ny - cell_vel[i, 1]) - ry * (closing * nx - cell_vel[i, 0]))
+        dlin += m * (rx * ty - ry * tx)
+        total += m
+        lam_x -= m * ry
+        lam_y += m * rx
+        g0x += m * (closing * nx - cell_vel[i, 0])
+        g0y += m * (closing * ny - cell_vel[i, 1])
+    cst = (a, lin0 - spin, dlin, total, lam_x, lam_y, g0x, g0y, tx, ty, nx, ny, sign * mu)
+    lin0 -= spin
+    alpha = np.empty(n_lines)
+    beta = np.empty(n_lines)
+    opposite = np.full(n_lines, -1)  # the switch on the other ray of each one's line, if any
+    for j in range(n_lines):
+        jn = (j + 1) % n_lines
+        sx = dirs[j, 0] - dirs[jn, 0]
+        sy = dirs[j, 1] - dirs[jn, 1]
+        alpha[j] = closing * (nx * sx + ny * sy)
+        beta[j] = tx * sx + ty * sy
+        for o in range(n_lines):
+            on = (o + 1) % n_lines
+            if o != j and abs(sx + dirs[o, 0] - dirs[on, 0]) + abs(
+                    sy + dirs[o, 1] - dirs[on, 1]) <= 1e-12:
+                opposite[j] = o
+    if kc >= 0 and bound[kc] <= 0:
+        return s_a, False, False, 0.0, True
+    _pencils(rel, dirs, gamma, order, ranked)
+    s = s_a
+    lines_q, lines_x, lines_y, w0, slope, share, dshare, p_n, dp_n, f, d = _restart(
+        s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs)
+    still = 0
+    for _ in range(_PIECES):
+        tiny = 1e-13 * (1.0 + abs(s))
+        # The next event (module docstring): along the piece the crossing γ* = −(α_j + β_j
+        # s')/ω of pencil j (:func:`_pencils`) moves monotonically through the sorted γ_ij
+        # (the way the sign of u ω' − β ω says; through ±∞ and round from the other end where
+        # ω passes 0), so the cells cross in that order from γ*. A crossing changes the
+        # envelope only for a cell whose line is beside the switch (an event): the scan
+        # passes the others and stops at the first event. A cell on the switch already
+        # (within _NEAR tiny: samples past an event lie 1e-11 beyond it) is an event
+        # here if its line is the side it leaves, and is passed over otherwise. On the kink
+        # cell's own line of D (its switch and the other ray), ω follows the kink, so no cell
+        # crosses but where ω passes 0, all at once (left to the full line solve, as is a
+        # crossing from the side a cell's line is not on). The scan is written out here, not
+        # called: a call that passes arrays costs their reference counts.
+        kink_switch = kp if kc >= 0 else -1
+        other_ray = opposite[kp] if kc >= 0 else -1
+        near = _NEAR * tiny
+        wraps = slope != 0 and -w0 / slope * direction > 0  # ω passes 0 on this piece
+        ahead = math.inf
+        cell = switch = -1
+        count = 0
+        bad = False
+        for j in range(n_lines):
+            jn = (j + 1) % n_lines
+            u = alpha[j] + beta[j] * s
+            own = j == kink_switch or j == other_ray
+            start = 0
+            if w0 != 0:
+                star = -u / w0
+                high = k
+                while start < high:  # the first rank with γ ≥ γ*
+                    mid = (start + high) // 2
+                    if ranked[j, mid] < star:
+                        start = mid + 1
+                    else:
+                        high = mid
+            rising = (u * slope - beta[j] * w0) * direction >= 0
+            for side in range(2):  # the way γ* moves, then the cells on the switch behind it
+                up = rising if side == 0 else not rising
+                r = start if up else start - 1
+                for _ in range(k):
+                    if r < 0 or r >= k:
+                        if side == 1 or own or not wraps:
+                            break
+                        r = 0 if up else k - 1  # round from the other end after ω passes 0
+                    i = order[j, r]
+                    r += 1 if up else -1
+                    if i == kc or (line[i] != j and line[i] != jn):
+                        continue
+                    if own:
+                        # ω = −u/γ_kc: the value and the rate carry the factor γ_i ∓ γ_kc.
+                        apart = (gamma[j, i] + (-1.0 if j == kink_switch else 1.0)
+                                 * gamma[kink_switch, kc]) / gamma[kink_switch, kc]
+                        value = (-u if j == kink_switch else u) * apart
+                        rate = (-beta[j] if j == kink_switch else beta[j]) * apart * direction
+                    else:
+                        value = u + gamma[j, i] * w0
+                        rate = (beta[j] + gamma[j, i] * slope) * direction
+                    if rate == 0:
+                        continue
+                    gap = -value / rate
+                    here = abs(gap) <= near
+                    if not here and (side == 1 or gap < 0):
+                        break
+                    leaving = line[i] != (jn if rate > 0 else j)
+                    if here and not leaving:
+                        continue
+                    at = 0.0 if here else gap
+                    odd = not leaving or (own and not here)
+                    if at < ahead - tiny:
+                        ahead, cell, switch, count, bad = at, i, j, 1, odd
+                    elif at <= ahead + tiny:
+                        count += 1
+                        bad = bad or odd
+                        if at < ahead:
+                            ahead, cell, switch = at, i, j
+                    if not here:
+                        break
+        limit = -1.0
+        if kc >= 0:
+            if dshare != 0:
+                rate = dshare * direction
+                reach = max(((1.0 if rate > 0 else 0.0) - share) / rate, 0.0)
+                if reach < ahead - tiny:
+                    ahead, count, bad, limit = reach, 1, False, 1.0 if rate > 0 else 0.0
+                elif reach <= ahead + tiny:
+                    count += 1
+            # The kink cell's velocity runs along its switch; through zero (onto the other
+            # ray) its envelope changes at once: the full line solve there.
+            nxt = (kp + 1) % n_lines
+            ex = -(dirs[kp, 0] + dirs[nxt, 0])
+            ey = -(dirs[kp, 1] + dirs[nxt, 1])
+            lever_x, lever_y = -rel[kc, 1], rel[kc, 0]
+            along = ((closing * nx + s * tx + w0 * lever_x) * ex
+                     + (closing * ny + s * ty + w0 * lever_y) * ey)
+            rate = ((tx + slope * lever_x) * ex + (ty + slope * lever_y) * ey) * direction
+            if rate < 0 and along > 0 and along / -rate <= ahead + tiny:
+                ahead, count, limit = along / -rate, 2, -1.0
+        still = still + 1 if ahead <= tiny else 0
+        if still > 2:
+            count = 2  # events that keep the walk in place: the full line solve past them
+        root = s - f / d if d > 0 else math.nan  # d > 0: σf falls along the walk
+        if not math.isnan(root) and (root - s) * direction < ahead:
+            return root, True, False, p_n + dp_n * (root - s), False
+        if ahead == math.inf:
+            return s, False, False, p_n, False  # σf stays positive on the last piece
+        end = s + direction * ahead
+        before = end - direction * 1e-11 * (1.0 + abs(end))
+        x = end + direction * 1e-11 * (1.0 + abs(end))
+        f_e = f + d * (before - s)
+        n_e = p_n + dp_n * (before - s)
+        s_old, f_old, n_old, d_old = s, f, p_n, d
+        full = count > 1 or bad
+        if not full:
+            moved, moved_line = -1, -1  # the cell that takes a line, and the line
+            if limit >= 0:  # the kink cell leaves its kink on the line the share reached
+                moved, moved_line = kc, kp if limit == 1.0 else (kp + 1) % n_lines
+                kc = -1
+            else:
+                into = (switch + 1) % n_lines if line[cell] == switch else switch
+                c_i = bound[cell]
+                lines_q -= c_i * q[cell, line[cell]]
+                lines_x -= c_i * dirs[line[cell], 0]
+                lines_y -= c_i * dirs[line[cell], 1]
+                jn = (switch + 1) % n_lines
+                if c_i <= 0 or abs(q[cell, switch] - q[cell, jn]) <= 1e-14 * max(
+                        abs(q[cell, switch]), abs(q[cell, jn])):
+                    moved, moved_line = cell, into  # no kink of g moves: the line changes
+                elif kc < 0:
+                    kc, kp = cell, switch
+                elif switch == opposite[kp]:
+                    # Two cells at one kink on opposite rays of a line of D: their impulses
+                    # may trade along it, the finger's impulse is not unique there, and the
+                    # piece-by-piece walk's choice is the engine's.
+                    return s_a, False, False, 0.0, True
+                else:
+                    # Two kinks meet: ``first`` is the one of lesser ω just after.
+                    w_e = -(alpha[kp] + beta[kp] * end) / gamma[kp, kc]
+                    later = beta[kp] / gamma[kp, kc] - beta[switch] / gamma[switch, cell]
+                    first, first_p, second, second_p = kc, kp, cell, switch
+                    if later * direction < 0:
+                        first, first_p, second, second_p = cell, switch, kc, kp
+                    f_hi = _high(q, first, first_p, n_lines, True)
+                    s_lo = _high(q, second, second_p, n_lines, False)
+                    g_right = (a * w_e + lin0 + dlin * end + lines_q
+                               + bound[first] * q[first, f_hi] + bound[second] * q[second, s_lo])
+                    if g_right >= 0:
+                        moved, moved_line, kc, kp = second, s_lo, first, first_p
+                    else:
+                        moved, moved_line, kc, kp = first, f_hi, second, second_p
+            if moved >= 0:
+                line[moved] = moved_line
+                lines_q += bound[moved] * q[moved, moved_line]
+                lines_x += bound[moved] * dirs[moved_line, 0]
+                lines_y += bound[moved] * dirs[moved_line, 1]
+            nxt = (kp + 1) % n_lines
+            kink = _kink_terms(kc >= 0, gamma[kp, kc], alpha[kp], beta[kp], bound[kc], q[kc, kp],
+                               q[kc, nxt], dirs[kp, 0], dirs[kp, 1], dirs[nxt, 0], dirs[nxt, 1])
+            s = end
+            w0, slope, share, dshare, p_n, dp_n, f, d = _piece(s, cst, lines_q, lines_x,
+                                                               lines_y, kink)
+            # A kink whose share is out of its range: a third cell's kink lies within
+            # rounding of it (cells tied on a switch); the full line solve decides.
+            full = kc >= 0 and not -_SHARE_SLACK <= share <= 1.0 + _SHARE_SLACK
+            # The new piece's values where it starts (not extrapolated to x, past which a
+            # piece as short as a nearly kinkless cell's may already have ended).
+            f_x, n_x, d_x = f, p_n, d
+        if full:
+            # The full line solve just past the events (the piece-by-piece walk's sample).
+            w, _, _, ok, n_x, t_x, dn_x, dt_x, dw, _, _, kc, kp = _move(
+                x, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks,
+                jumps, where, line, w0 + slope * (x - s_old), False,
+            )
+            if not ok:
+                return s_old, False, False, n_old, False
+            f_x = t_x - sign * mu * n_x
+            d_x = dt_x - sign * mu * dn_x
+            if kc >= 0 and (bound[kc] <= 0 or _opposed(x, kc, kp, opposite[kp], line, alpha,
+                                                         beta, gamma)):
+                return s_a, False, False, 0.0, True
+            s = x
+            lines_q, lines_x, lines_y, w0, slope, share, dshare, p_n, dp_n, f, d = _restart(
+                s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs)
+            if kc >= 0 and not -_SHARE_SLACK <= share <= 1.0 + _SHARE_SLACK:
+                # Cells tied on a switch within the line solve's tolerance (its kink share
+                # clipped): the piece-by-piece walk decides.
+                return s_a, False, False, 0.0, True
+        if abs(f_x) <= slack:
+            return x, True, False, n_x, False
+        if f_x * sign <= 0:
+            if f_e * sign <= 0:
+                root, found, locked, normal = _bracketed(
+                    sign, s_old, f_old, n_old, d_old, x, f_x, n_x, d_x, mu, slack, masses,
+                    inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
+                    where, line)
+                return root, found, locked, normal, False
+            # f jumps across zero where the piece ends: the motion locks that cell there.
+            return before, True, True, n_e + f_e / (f_e - f_x) * (n_x - n_e), False
+    return s, False, False, 0.0, False
+
+
+@_jit
+def _opposed(s, kc, kp, opposite, line, alpha, beta, gamma):
+    """Whether a cell's kink on the other ray of the kink cell's line of D coincides with
+    the kink at the slip ``s``: the two cells' velocities point opposite ways along that
+    line, so their friction impulses at the kink may trade along it with the torque kept,
+    and the finger's impulse there is not unique."""
+    n_lines, k = gamma.shape
+    if opposite < 0:
+        return False
+    jn = (opposite + 1) % n_lines
+    w = -(alpha[kp] + beta[kp] * s) / gamma[kp, kc]
+    u = alpha[opposite] + beta[opposite] * s
+    for t in range(k):
+        g = gamma[opposite, t]
+        if (line[t] == opposite or line[t] == jn) and abs(u + g * w) <= 1e-12 * (
+                abs(u) + abs(g * w)):
+            return True
+    return False
+
+
+@_jit
+def _high(q, i, j, n_lines, high):
+    """Of cell ``i``'s two lines beside switch ``j``, the one of larger slope in ω (``high``)
+    or of smaller: the line on the right of its kink, or on the left."""
+    jn = (j + 1) % n_lines
+    return (j if q[i, j] > q[i, jn] else jn) if high else (j if q[i, j] <= q[i, jn] else jn)
+
+
 
 
 #: Active-line iterations of a free slide before the kernel leaves it to the interior-point LCP.
@@ -720,7 +1140,7 @@ def _affine_minimum(points, size):
 
 @_jit
 def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks,
-                  jumps, where, line):
+                  jumps, where, line, gamma, order, ranked, pencil, walks):
     """The mode of one push's step and its twist (no gradient), in the order of the module
     docstring of :mod:`physid.pushing.rigid_engine`: a resting object the finger does not
     reach this step stays at rest; the finger sticks if the impulse that makes it stick lies
@@ -765,11 +1185,19 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
     normal = 0.0
     if ok:
         sign = 1.0 if p_t > 0 else -1.0
-        root, converged, locked, normal = _slide_root(
-            sign, slip, w, p_t - sign * mu * p_n, p_n, dp_t - sign * mu * dp_n, dp_n, dw, share,
-            dshare, mu, slack, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p,
-            kinks, jumps, where, line,
-        )
+        handed = True
+        if pencil:
+            root, converged, locked, normal, handed = _pencil_walk(
+                sign, slip, kc, kp, mu, slack, masses, inertia, bound, arms, cell_vel, ct, dirs,
+                tol, rel, q, p, kinks, jumps, where, line, gamma, order, ranked,
+            )
+        walks[1 if handed else 0] += 1
+        if handed:
+            root, converged, locked, normal = _slide_root(
+                sign, slip, w, p_t - sign * mu * p_n, p_n, dp_t - sign * mu * dp_n, dp_n, dw,
+                share, dshare, mu, slack, masses, inertia, bound, arms, cell_vel, ct, dirs, tol,
+                rel, q, p, kinks, jumps, where, line,
+            )
         slip = root
         if converged and normal >= -slack:
             w, vx, vy, ok, _, _, dp_n, dp_t, dw, _, _, kc, kp = _move(
@@ -811,14 +1239,19 @@ def _work(k, n_lines):
     """The work arrays of :func:`_move` for ``k`` cells and ``n_lines`` directions, made once
     per call of :func:`classify` or :func:`run`: ``rel``, ``q``, ``p``, ``kinks``, ``jumps``,
     ``where``, ``line``."""
+    order = np.empty((n_lines, k), np.int64)
+    for j in range(n_lines):
+        order[j] = np.arange(k)
     return (np.empty((k + 1, 2)), np.empty((k, n_lines)), np.empty(n_lines),
             np.empty(k * n_lines),
-            np.empty(k * n_lines), np.empty(k * n_lines, np.int64), np.empty(k, np.int64))
+            np.empty(k * n_lines), np.empty(k * n_lines, np.int64), np.empty(k, np.int64),
+            np.empty((n_lines, k)), order, np.empty((n_lines, k)))
 
 
 @_jit
-def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol):
-    """``_contact_step`` of B pushes (no gradient): for each, the mode, the twist
+def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol, pencil=True):
+    """``_contact_step`` of B pushes (no gradient; the sliding root by the pencils, or piece
+    by piece where ``pencil`` is false, as the tests compare): for each, the mode, the twist
     ``[ω, vx, vy]`` (B, 3), the finger's normal impulse, the slip (B,) and the slopes of the
     cone condition and of ω in the slip (B, 2).
 
@@ -835,12 +1268,13 @@ def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol):
     normal = np.zeros(batch)
     slip = np.zeros(batch)
     slopes = np.zeros((batch, 2))
-    rel, q, p, kinks, jumps, where, line = _work(k, n_lines)
+    rel, q, p, kinks, jumps, where, line, gamma, order, ranked = _work(k, n_lines)
+    walks = np.zeros(2, np.int64)
     for b in range(batch):
         (mode[b], twist[b, 0], twist[b, 1], twist[b, 2], normal[b], slip[b], slopes[b, 0],
          slopes[b, 1], _, _) = _contact_step(
             mu, masses[b], inertia[b], bound[b], arms[b], cell_vel[b], contact[b], dirs, tol,
-            rel, q, p, kinks, jumps, where, line,
+            rel, q, p, kinks, jumps, where, line, gamma, order, ranked, pencil, walks,
         )
     return mode, twist, normal, slip, slopes
 
@@ -876,7 +1310,7 @@ def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, 
          face_mid, face_normal, half, face_side, start, velocity, theta, origin, omega, v,
          cell_vel, next_step, override, override_mode, last_normal, positions, rec_normal,
          rec_point, rec_side, rec_yaw, rec_mode, taping, tape_state, tape_cv, tape_int,
-         tape_float, tape_line):
+         tape_float, tape_line, walks):
     """Run every push from its ``next_step`` until the end or until a step the torch step must
     solve (``next_step`` then points at it). The state (``theta``, ``origin``, ``omega``, ``v``,
     ``cell_vel``, ``last_normal``) and the outputs are updated in place; a push with
@@ -886,13 +1320,15 @@ def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, 
     needs: the state at its start, ``tape_state (B, T + 1, 6)`` ``[θ, x, y, ω, vx, vy]`` and
     ``tape_cv (B, T + 1, k, 2)`` the cells' velocities, and its decisions, ``tape_int (B, T,
     3)`` the mode, the kink cell and its first line, ``tape_float (B, T, 3)`` the slip and the
-    slopes of the cone condition and of ω in it, ``tape_line (B, T, k)`` each cell's line."""
+    slopes of the cone condition and of ω in it, ``tape_line (B, T, k)`` each cell's line.
+    ``walks (2,)`` counts the sliding root searches by the pencils (:func:`_pencil_walk`) and
+    those it left to the piece-by-piece walk (:func:`_slide_root`)."""
     batch, k = masses.shape
     n_lines = dirs.shape[0]
     inertia = np.empty(k)
     bound = np.empty(k)
     arms = np.empty((k, 2))
-    rel, q, p, kinks, jumps, where, line = _work(k, n_lines)
+    rel, q, p, kinks, jumps, where, line, gamma, order, ranked = _work(k, n_lines)
     ct = np.empty(8)
     for b in range(batch):
         if next_step[b] > n_steps:
@@ -937,7 +1373,7 @@ def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, 
             else:
                 mode, w, vx, vy, normal, slip, f_slope, w_slope, kc, kp = _contact_step(
                     mu, masses[b], inertia, bound, arms, cell_vel[b], ct, dirs, tol, rel, q, p,
-                    kinks, jumps, where, line,
+                    kinks, jumps, where, line, gamma, order, ranked, True, walks,
                 )
                 if mode == COUPLED or mode == LCP_FREE:
                     break  # the torch step solves it (module docstring)
