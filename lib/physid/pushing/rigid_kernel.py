@@ -34,8 +34,8 @@ and switch, the line solve, the impulse's sums), made a sliding step cost 40 sti
 the benchmark's sliding batch took 20× its sticking batch. Within a step, every cell's
 velocity is ``closing·n + s·t + ω·lever_i``, so the cells cross switch ``j`` on the lines
 ``α_j + β_j s + γ_ij ω = 0`` of one pencil, in the order of ``γ_ij``, a constant of the
-step (:func:`_pencils`; nearly the last step's order, so sorted by insertion). The walk by
-the pencils (:func:`_pencil_walk`) finds each next crossing by a binary search per switch
+step (``_pencils``; nearly the last step's order, so sorted by insertion). The walk by
+the pencils (``_pencil_walk``) finds each next crossing by a binary search per switch
 and updates ω, the kink's share and the finger's impulse from running sums, in O(L log k)
 an event; where the line solve's choice among tied cells decides the root (the first
 contact of a push from rest, when the grid's rows lie on the diagonals of the paper's D), it
@@ -1321,8 +1321,8 @@ def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, 
     ``tape_cv (B, T + 1, k, 2)`` the cells' velocities, and its decisions, ``tape_int (B, T,
     3)`` the mode, the kink cell and its first line, ``tape_float (B, T, 3)`` the slip and the
     slopes of the cone condition and of ω in it, ``tape_line (B, T, k)`` each cell's line.
-    ``walks (2,)`` counts the sliding root searches by the pencils (:func:`_pencil_walk`) and
-    those it left to the piece-by-piece walk (:func:`_slide_root`)."""
+    ``walks (2,)`` counts the sliding root searches by the pencils (``_pencil_walk``) and
+    those it left to the piece-by-piece walk (``_slide_root``)."""
     batch, k = masses.shape
     n_lines = dirs.shape[0]
     inertia = np.empty(k)
