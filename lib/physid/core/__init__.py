@@ -11,6 +11,7 @@ benchmarks, threads, progress bars, and the contracts the parts implement.
 * :mod:`~physid.core.bench`: interleaved timing for ``benchmarks/``;
 * :mod:`~physid.core.threads`: one torch thread per job;
 * :mod:`~physid.core.progress`: progress bars on the terminal, never on a page;
+* :mod:`~physid.core.stages`: the wall time of a chapter's stages, for its closing table;
 * :mod:`~physid.core.quiet_bullet`: pybullet imported without its banner;
 * :mod:`~physid.core.simulator`: the ``Simulator`` contract of the estimators' targets.
 """

@@ -14,7 +14,8 @@
   of the floor is the engine's friction model and which the "real world"'s making.
 
 Sizes per scale are in :data:`SIZES`; the pybullet data of every experiment is cached on disk
-(:func:`physid.pushing.observations.make_experiment`).
+(:func:`physid.pushing.observations.make_experiment`). Each public study is a stage of
+:data:`CLOCK`, whose table closes the chapter.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import torch
 
 from physid.core.scales import Sizes, SizeTable
 from physid.core.seeds import name_stream
+from physid.core.stages import StageClock
 from physid.core.sweeps import run_jobs
 from physid.core.threads import one_torch_thread
 from physid.core.validate import check_choice, check_count, check_positive, check_seed
@@ -49,6 +51,7 @@ from physid.pushing.target import READINGS, PushingTarget, identifiable_map, sta
 
 __all__ = [
     "BLOCK_CELL",
+    "CLOCK",
     "BLOCK_WIDTH",
     "COST_DURATION",
     "HEADLINE_ERROR",
@@ -183,6 +186,9 @@ class IdentifySizes(Sizes):
 
 
 _ALL = tuple(METHODS)
+#: The wall time of each study the chapter runs (:class:`physid.core.stages.StageClock`).
+CLOCK = StageClock()
+
 #: The methods of the headline, run with every friction model of ``friction_models``.
 HEADLINE_METHODS = ("algorithm1", "autograd-rigid")
 _PAPER_OBJECTS = ("hammer", "crimp", "ranch")
@@ -324,6 +330,7 @@ def _prepare(name: str, index: int, s: IdentifySizes, seed: int, n_train: int | 
     _experiment(name, index, s, seed, n_train, n_test)
 
 
+@CLOCK.stage
 def run_protocol(scale: str, seed: int = 0, scheduler: object = None,
                  methods: tuple[str, ...] | None = None, friction_dirs: int = PAPER_DIRS,
                  map_objects: bool = True, experiments: Sequence[int] | None = None
@@ -365,6 +372,7 @@ def run_protocol(scale: str, seed: int = 0, scheduler: object = None,
                     desc="identification")
 
 
+@CLOCK.stage
 def friction_models(scale: str, seed: int = 0, scheduler: object = None,
                     runs: list[MethodRun] | None = None) -> list[MethodRun]:
     """The headline's methods (:data:`HEADLINE_METHODS`) on the first
@@ -405,6 +413,7 @@ def schedule_options(method: str) -> dict:
     return {key: options[key] for key in SCHEDULE_OPTIONS}
 
 
+@CLOCK.stage
 def schedule_ablation(scale: str, seed: int = 0, scheduler: object = None,
                       runs: list[MethodRun] | None = None) -> list[MethodRun]:
     """Direction against schedule: each of the headline's directions (Algorithm 1's, the
@@ -433,6 +442,7 @@ def schedule_ablation(scale: str, seed: int = 0, scheduler: object = None,
     return [new[c] if c in new else own[c[:3]] for c in cells]
 
 
+@CLOCK.stage
 def robot_standin(scale: str, seed: int = 0, scheduler: object = None) -> list[MethodRun]:
     """The sizes of the paper's real-robot runs in simulation: Algorithm 1 and autograd through
     formulation 2 with ``robot_train`` training and ``robot_test`` test pushes on each of
@@ -479,6 +489,7 @@ def _world_floors(name: str, index: int, setup: str, s: IdentifySizes, seed: int
     return floors
 
 
+@CLOCK.stage
 def world_ablation(scale: str, seed: int = 0, scheduler: object = None) -> list[WorldFloor]:
     """The protocol's test pushes on every experiment of ``SIZES[scale].objects``, run again
     in each pybullet setup of ``setups`` (the same truths and pushes; the book's setup gives
@@ -532,6 +543,7 @@ class UncertaintyMap:
     negative_curvature: int
 
 
+@CLOCK.stage
 def laplace_spread(target: PushingTarget, x: torch.Tensor, hessian: torch.Tensor
                    ) -> tuple[np.ndarray, int]:
     """The Laplace approximation's spread of each cell's share of μ·M at the point ``x``
@@ -569,6 +581,7 @@ def _uncertainty_target(name: str, n_pushes: int, s: IdentifySizes, seed: int
     return target, torch.as_tensor(best.history.estimates[-1])
 
 
+@CLOCK.stage
 def uncertainty_target(name: str, n_pushes: int, scale: str, seed: int = 0
                        ) -> tuple[PushingTarget, torch.Tensor]:
     """What :func:`uncertainty_maps` samples for object ``name`` and its first ``n_pushes``
@@ -606,6 +619,7 @@ def _uncertainty(name: str, n_pushes: int, s: IdentifySizes, seed: int) -> Uncer
                           float(target.noise * target.n_restarts), seconds, laplace, negative)
 
 
+@CLOCK.stage
 def uncertainty_maps(scale: str, seed: int = 0, scheduler: object = None
                      ) -> list[UncertaintyMap]:
     """Beyond the paper: the pushing target is a Part II target, so SVGD samples its
@@ -635,6 +649,7 @@ def long_methods() -> tuple[str, ...]:
     return tuple(m for m, spec in METHODS.items() if spec.formulation == "rigid")
 
 
+@CLOCK.stage
 def long_runs(scale: str, seed: int = 0, scheduler: object = None) -> list[MethodRun]:
     """Every method of :func:`long_methods` on the first experiment of each of ``objects``
     with a budget of ``long_budget`` simulations and no time limit, the test and training
@@ -702,6 +717,7 @@ def _push_count(n_train: int, s: IdentifySizes, seed: int) -> PushCountRun:
     return PushCountRun(n_train, per_step, seconds)
 
 
+@CLOCK.stage
 def push_counts(scale: str, seed: int = 0, scheduler: object = None) -> list[PushCountRun]:
     """Fig. 4b: Algorithm 1 on the first experiment of the first of ``objects`` (the hammer)
     with each of ``push_counts`` training pushes (the first ones of the largest count), test
@@ -758,6 +774,7 @@ def _directions(name: str, s: IdentifySizes, seed: int) -> Directions:
                       np.array(cosines["mass pinned"]))
 
 
+@CLOCK.stage
 def direction_study(scale: str, seed: int = 0, scheduler: object = None) -> list[Directions]:
     """Algorithm 1's direction against the exact gradient on every training push of the first
     experiment of each of ``objects``, at the first ``cosine_iterations`` iterates of
@@ -823,6 +840,7 @@ def _cost(cells: int, s: IdentifySizes, seed: int) -> CostPoint:
         )
 
 
+@CLOCK.stage
 def gradient_cost(scale: str, seed: int = 0, scheduler: object = None) -> list[CostPoint]:
     """Seconds per gradient against the number of cells (``cells``), one job per size, one
     after the other (timings must not share the cores)."""
@@ -853,6 +871,7 @@ def _displacement(obj, pushes, masses, frictions, reference) -> float:
     return float(cell_position_error(moved, reference).mean())
 
 
+@CLOCK.stage
 def identifiability(scale: str, seed: int = 0, name: str = "hammer", factor: float = 3.0
                     ) -> Identifiability:
     """How far the hammer's cells move when the masses change with and without every μ_i M_i
