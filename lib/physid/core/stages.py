@@ -13,11 +13,9 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 __all__ = ["StageClock"]
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 class StageClock:
@@ -29,7 +27,7 @@ class StageClock:
         self._calls: dict[str, int] = {}
         self._depth = 0
 
-    def stage(self, fn: F) -> F:
+    def stage(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``fn``, timed as the stage ``fn.__name__`` (a call inside another stage counts in
         that one only)."""
 
@@ -48,7 +46,7 @@ class StageClock:
                                            + time.perf_counter() - start)
                     self._calls[name] = self._calls.get(name, 0) + 1
 
-        return timed  # type: ignore[return-value]
+        return timed
 
     def reset(self) -> None:
         """Forget every stage's time."""
