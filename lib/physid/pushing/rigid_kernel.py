@@ -675,6 +675,7 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
     alpha = np.empty(n_lines)
     beta = np.empty(n_lines)
     opposite = np.full(n_lines, -1)  # the switch on the other ray of each one's line, if any
+    rank_at = np.zeros(n_lines, np.int64)  # each pencil's rank of γ* at the last event
     for j in range(n_lines):
         jn = (j + 1) % n_lines
         sx = dirs[j, 0] - dirs[jn, 0]
@@ -692,6 +693,9 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
     s = s_a
     lines_q, lines_x, lines_y, w0, slope, share, dshare, p_n, dp_n, f, d = _restart(
         s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs)
+    on_line = np.zeros(n_lines, np.int64)  # how many cells each line holds
+    for i in range(k):
+        on_line[line[i]] += 1
     still = 0
     for _ in range(_PIECES):
         tiny = 1e-13 * (1.0 + abs(s))
@@ -717,18 +721,25 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
         bad = False
         for j in range(n_lines):
             jn = (j + 1) % n_lines
+            beside = on_line[j] + on_line[jn]
+            if kc >= 0 and (line[kc] == j or line[kc] == jn):
+                beside -= 1
+            if beside == 0:
+                continue  # no cell's line is beside this switch
             u = alpha[j] + beta[j] * s
             own = j == kink_switch or j == other_ray
             start = 0
             if w0 != 0:
                 star = -u / w0
-                high = k
-                while start < high:  # the first rank with γ ≥ γ*
-                    mid = (start + high) // 2
-                    if ranked[j, mid] < star:
-                        start = mid + 1
-                    else:
-                        high = mid
+                if star == star:
+                    # The first rank with γ ≥ γ*, from the last event's: γ* moves little
+                    # between events.
+                    start = rank_at[j]
+                    while start > 0 and ranked[j, start - 1] >= star:
+                        start -= 1
+                    while start < k and ranked[j, start] < star:
+                        start += 1
+                    rank_at[j] = start
             rising = (u * slope - beta[j] * w0) * direction >= 0
             for side in range(2):  # the way γ* moves, then the cells on the switch behind it
                 up = rising if side == 0 else not rising
@@ -844,6 +855,8 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                     else:
                         moved, moved_line, kc, kp = first, f_hi, second, second_p
             if moved >= 0:
+                on_line[line[moved]] -= 1
+                on_line[moved_line] += 1
                 line[moved] = moved_line
                 lines_q += bound[moved] * q[moved, moved_line]
                 lines_x += bound[moved] * dirs[moved_line, 0]
@@ -876,6 +889,9 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
             s = x
             lines_q, lines_x, lines_y, w0, slope, share, dshare, p_n, dp_n, f, d = _restart(
                 s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs)
+            on_line[:] = 0
+            for i in range(k):
+                on_line[line[i]] += 1
             if kc >= 0 and not -_SHARE_SLACK <= share <= 1.0 + _SHARE_SLACK:
                 # Cells tied on a switch within the line solve's tolerance (its kink share
                 # clipped): the piece-by-piece walk decides.
