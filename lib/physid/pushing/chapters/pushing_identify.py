@@ -137,9 +137,8 @@ class IdentifySizes(Sizes):
     robot's runs; ``long_budget`` (simulations) the longer runs of :func:`long_runs`;
     ``friction_models`` the directions of D the headline's methods identify with
     (:func:`friction_models`, the paper's 4 first) on ``headline_experiments`` experiments per
-    object (the headline's statistic is a mean over them; the other studies keep
-    ``experiments``: 5 at default, where the paper's 10 took the chapter to 876 s alone against
-    its 12-minute share, and 10 at the paper's scale); ``setups`` the pybullet setups of
+    object (the headline's statistic is a mean over them, the paper's 10 at default and at the
+    paper's scale; the other studies keep ``experiments``); ``setups`` the pybullet setups of
     :func:`world_ablation`; ``uncertainty_pushes`` the training pushes (the first ones) and
     ``uncertainty_particles`` and ``uncertainty_iterations`` the SVGD runs of
     :func:`uncertainty_maps`; ``n_jobs`` local workers.
@@ -210,7 +209,7 @@ SIZES = SizeTable(
         n_train=4, n_test=6, duration=1.0, budget=Budget(simulations=40, seconds=30.0),
         n_eval=3, push_counts=(1, 2, 4, 8), steps=6, cosine_iterations=3,
         cells=(10, 24, 48, 88, 127), lcp_cells=(10, 24, 48), cost_repeats=3,
-        long_budget=1000, headline_experiments=5,
+        long_budget=1000, headline_experiments=10,
     ),
     paper=IdentifySizes(
         objects=_PAPER_OBJECTS, map_objects=("toolbox", "book"), methods=_ALL,
