@@ -471,6 +471,21 @@ def test_uncertainty_claim_needs_the_spread_to_fall_with_travel_on_every_object(
     shares = [*maps[:2], _uncertainty("crimp", 4, [0.05, 0.1, 0.2, 0.3], [0, 0.01, 0.02, 0.04],
                                       mean=[0.1, 0.2, 0.3, 0.4])]
     assert "(rank correlation crimp 1.00)" in claims.uncertainty_claim(shares).why
+    # Where the relative spread rises with travel too, the share's size is not the cause …
+    assert "relative spread is hammer -1.00, crimp 1.00: the share's size is not" in fails.why
+    assert "On hammer" not in fails.why
+    # … and where, divided by the share, the spread falls with travel, it is.
+    sized = [*maps[:2], _uncertainty("crimp", 4, [0.05, 0.1, 0.2, 0.3], [0, 0.01, 0.02, 0.04],
+                                     mean=[0.1, 0.3, 0.8, 2.0])]
+    why = claims.uncertainty_claim(sized).why
+    assert "relative spread is hammer -1.00, crimp -1.00: relative to its share" in why
+    assert why.endswith("not by what the pushes identify.")
+    # Where the absolute spread falls with travel only through the share's size, it says so.
+    grown = [maps[0], _uncertainty("hammer", 4, [0.3, 0.2, 0.1], [0.01, 0.02, 0.03],
+                                   mean=[0.5, 0.2, 0.05]), sized[2]]
+    assert claims.uncertainty_claim(grown).why.endswith(
+        "On hammer, where the spread does fall with travel, the relative spread does not: "
+        "there the share's size is what makes it fall.")
     # … and where it does not, the particles may be the cause.
     differs = [*maps[:2], _uncertainty("crimp", 4, [0.05, 0.1, 0.2, 0.3], [0, 0.01, 0.02, 0.04],
                                        laplace=[0.3, 0.2, 0.1, 0.05])]
@@ -482,6 +497,8 @@ def test_uncertainty_claim_needs_the_spread_to_fall_with_travel_on_every_object(
     assert rows[1]["spread, least travelled third"] == pytest.approx(0.3)
     assert rows[1]["rank correlation, Laplace"] == pytest.approx(-1.0)
     assert rows[1]["negative curvatures"] == "2 of 6"
+    assert rows[1]["rank correlation, relative spread"] == pytest.approx(-1.0)
+    assert claims.travel_correlations(sized, "relative")[("crimp", 4)] == pytest.approx(-1.0)
     with pytest.raises(ValueError, match="^of"):
         claims.travel_correlations(maps, "travel")
     assert np.isnan(claims.travel_correlations(

@@ -939,14 +939,15 @@ def travel_correlations(maps: Sequence[UncertaintyMap], of: str = "spread"
     """Spearman's rank correlation, over the cells of each object and push count of ``maps``
     (:func:`~physid.pushing.chapters.pushing_identify.uncertainty_maps`), between the distance
     a cell travelled in the training pushes and ``of``: SVGD's posterior spread
-    (``"spread"``), the Laplace approximation's (``"laplace_spread"``) or SVGD's mean share
-    (``"mean"``) (NaN where either is constant)."""
+    (``"spread"``), the Laplace approximation's (``"laplace_spread"``), SVGD's mean share
+    (``"mean"``) or its spread relative to that share (``"relative"``, ``spread / mean``: the
+    spread with the share's size divided out) (NaN where either is constant)."""
     if not maps or not all(isinstance(m, UncertaintyMap) for m in maps):
         raise ValueError(f"maps must be a non-empty list of UncertaintyMap, got {maps!r}")
-    check_choice("of", of, ("spread", "laplace_spread", "mean"))
+    check_choice("of", of, ("spread", "laplace_spread", "mean", "relative"))
     out = {}
     for m in maps:
-        values = getattr(m, of)
+        values = m.spread / m.mean if of == "relative" else getattr(m, of)
         constant = np.ptp(m.travel) == 0 or np.ptp(values) == 0
         out[(m.object, m.n_pushes)] = float("nan") if constant else float(
             spearmanr(m.travel, values)[0])
@@ -959,10 +960,12 @@ def uncertainty_rows(maps: Sequence[UncertaintyMap]) -> list[dict]:
     third of the cells that travelled furthest and of the third that travelled least, the
     rank correlation of travel and spread, that of travel and the Laplace approximation's
     spread at SVGD's start with its count of negative-curvature directions, that of travel and
-    the mean share, the likelihood's scale and SVGD's seconds."""
+    the mean share, that of travel and the spread relative to the mean share, the likelihood's
+    scale and SVGD's seconds."""
     rho = travel_correlations(maps)
     laplace = travel_correlations(maps, "laplace_spread")
     share = travel_correlations(maps, "mean")
+    relative = travel_correlations(maps, "relative")
     rows = []
     for m in maps:
         order = np.argsort(m.travel)
@@ -977,6 +980,7 @@ def uncertainty_rows(maps: Sequence[UncertaintyMap]) -> list[dict]:
             "rank correlation, Laplace": laplace[(m.object, m.n_pushes)],
             "negative curvatures": f"{m.negative_curvature} of {2 * len(m.travel)}",
             "rank correlation, share": share[(m.object, m.n_pushes)],
+            "rank correlation, relative spread": relative[(m.object, m.n_pushes)],
             "scale (mm)": 1e3 * m.scale, "seconds": m.seconds,
         })
     return rows
@@ -988,11 +992,13 @@ def uncertainty_claim(maps: Sequence[UncertaintyMap]) -> Verdict:
     the cell travelled grows: Spearman's correlation of the two is negative on every
     object. The ablation beside it: the Laplace approximation at SVGD's start, which
     involves no particles; where it ranks the cells as SVGD does on every object where the
-    claim fails, the sampler is not what fails it, and ``why`` gives the rank correlation of
-    travel and the mean share."""
+    claim fails, the sampler is not what fails it, and ``why`` gives the rank correlations of
+    travel with the mean share and with the spread relative to it (the share's size divided
+    out: whether the claim fails on the spread's units)."""
     rho = travel_correlations(maps)
     laplace = travel_correlations(maps, "laplace_spread")
     share = travel_correlations(maps, "mean")
+    relative = travel_correlations(maps, "relative")
     most = max(m.n_pushes for m in maps)
     objects = list(dict.fromkeys(m.object for m in maps))
     at_most = {n: rho[(n, most)] for n in objects if (n, most) in rho}
@@ -1013,13 +1019,15 @@ def uncertainty_claim(maps: Sequence[UncertaintyMap]) -> Verdict:
         "on every object",
         holds=holds,
         cause="open",
-        why="" if holds else _uncertainty_why(at_most, most, laplace, share),
+        why="" if holds else _uncertainty_why(at_most, most, laplace, share, relative),
     )
 
 
-def _uncertainty_why(at_most: dict[str, float], most: int, laplace: dict, share: dict) -> str:
+def _uncertainty_why(at_most: dict[str, float], most: int, laplace: dict, share: dict,
+                     relative: dict) -> str:
     """Why the uncertainty claim fails: the objects where it does, SVGD's and the Laplace
-    approximation's rank correlations there, and that of travel and the mean share."""
+    approximation's rank correlations there, and those of travel with the mean share and with
+    the spread relative to it."""
     failing = [n for n, v in at_most.items() if not v < 0]
     text = (f"With {plural(most, 'push', 'pushes')} the rank correlation of travel and "
             "SVGD's spread is " + ", ".join(f"{n} {v:.2f}" for n, v in at_most.items())
@@ -1030,9 +1038,23 @@ def _uncertainty_why(at_most: dict[str, float], most: int, laplace: dict, share:
         return text + ("The Laplace approximation at SVGD's start does not rank the cells the "
                        f"same way ({laplace_listed}): the particles may be the cause.")
     share_listed = ", ".join(f"{n} {share[(n, most)]:.2f}" for n in failing)
-    return text + (
+    relative_listed = ", ".join(f"{n} {relative[(n, most)]:.2f}" for n in at_most)
+    text += (
         "Not the particles: the Laplace approximation at SVGD's start, which involves no "
-        f"sampler, ranks the cells the same way ({laplace_listed}). What is left is the "
-        "question itself: the spread is in units of a uniform cell's share, and the cells "
-        f"that travelled further hold the larger shares (rank correlation {share_listed}); "
-        "a longer descent to a mode before sampling is not measured in the book.")
+        f"sampler, ranks the cells the same way ({laplace_listed}). The spread is in units of "
+        "a uniform cell's share, and the cells that travelled further hold the larger shares "
+        f"(rank correlation {share_listed}); with the share divided out, the rank correlation "
+        f"of travel and the relative spread is {relative_listed}: ")
+    if all(np.isfinite(relative[(n, most)]) and relative[(n, most)] < 0 for n in failing):
+        text += ("relative to its share a cell that travelled further is the better identified "
+                 "one, so the absolute spread fails the claim by the share's size, not by what "
+                 "the pushes identify.")
+    else:
+        text += ("the share's size is not the cause either; travel is not what sets how well "
+                 "the pushes identify a cell there (a longer descent to a mode before sampling "
+                 "is not measured in the book).")
+    sized = [n for n, v in at_most.items() if v < 0 and not relative[(n, most)] < 0]
+    if sized:
+        text += (f" On {listing(sized)}, where the spread does fall with travel, the relative "
+                 "spread does not: there the share's size is what makes it fall.")
+    return text
