@@ -29,7 +29,9 @@ gyroscope.
 The training-step rows (``contact_step.json``) time a step of CM-CD-CLNN against a step of
 MLP-CD-CLNN, the same learned potential with no contact model (its loss, AdamW step and batch of
 25 chunks alike; the validation loss is not in either): the contact layer's cost beside the
-network, whose potential's double backward both pay. Each contender trains one epoch of a fresh
+network, whose potential's double backward both pay. A third contender, CM-CD-CLNN with its
+potential in float32 (``network_dtype="float32"``, the paper scale's; the contact solve in
+float64), gives what the lower precision saves. Each contender trains one epoch of a fresh
 model in turn, and the seconds per step of every epoch after the warm-up are compared repeat by
 repeat.
 
@@ -56,6 +58,8 @@ from physid.contact import datasets, reference, training
 from physid.contact.chapters import contact_model as ex
 from physid.contact.chapters import contact_model_timing as timing
 from physid.contact.model import ContactModel
+from physid.contact.models import MODELS
+from physid.contact.tasks import make_task
 from physid.core.bench import Target, Timing, interleaved, ratio, write_report
 
 BATCHES = (1, 16, 64, 200, 256)
@@ -75,6 +79,8 @@ STEP_TASKS = ("BP5", "Gyro")
 STEP_DATA = (100, 10)
 STEP_BATCH = 25
 STEP_TARGET = 1.5
+#: The third contender of the training-step rows: CM-CD-CLNN with its potential in float32.
+FLOAT32 = "CM-CD-CLNN, float32 potential"
 
 
 def step_timing(repeat: int) -> tuple[list[dict], list[Target]]:
@@ -91,15 +97,20 @@ def step_timing(repeat: int) -> tuple[list[dict], list[Target]]:
 def _step_cost(task: str, repeat: int) -> tuple[dict, Target]:
     data = datasets.generate(task, *STEP_DATA, 0, seed=3)
     config = training.TrainConfig(epochs=1, batch_size=STEP_BATCH)
-    steps: dict[str, list[float]] = {"CM-CD-CLNN": [], "MLP-CD-CLNN": []}
+    steps: dict[str, list[float]] = {"CM-CD-CLNN": [], "MLP-CD-CLNN": [], FLOAT32: []}
 
     def epoch(name: str) -> None:
-        result = training.train(training.build(name, task, 0), data, config)
+        if name == FLOAT32:
+            model = MODELS["CM-CD-CLNN"].build(make_task(task), 0, network_dtype="float32")
+        else:
+            model = training.build(name, task, 0)
+        result = training.train(model, data, config)
         steps[name].append(result.seconds_per_iteration)
 
     interleaved({name: functools.partial(epoch, name) for name in steps}, repeat=repeat)
-    cm, mlp = (Timing(tuple(steps[name][1:])) for name in steps)  # after the warm-up
+    cm, mlp, narrow = (Timing(tuple(steps[name][1:])) for name in steps)  # after the warm-up
     cost = ratio(cm, mlp)
+    gain = ratio(cm, narrow)
     row = {
         "task": task,
         "batch": STEP_BATCH,
@@ -107,6 +118,9 @@ def _step_cost(task: str, repeat: int) -> tuple[dict, Target]:
         "MLP-CD-CLNN step (ms)": 1e3 * mlp.median,
         "CM / MLP, median": cost.median,
         "CM / MLP, spread": cost.spread,
+        "CM, float32 potential (ms)": 1e3 * narrow.median,
+        "float64 / float32, median": gain.median,
+        "float64 / float32, spread": gain.spread,
     }
     target = Target.from_timing(
         f"{task}-training-step-CM-over-MLP", cost, STEP_TARGET, "x", higher_is_better=False

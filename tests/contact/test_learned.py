@@ -100,6 +100,26 @@ def test_potential_force_is_minus_its_gradient_and_differentiable():
         assert not potential.force(x).requires_grad
 
 
+def test_a_float32_potential_starts_from_the_same_weights_and_answers_in_float64():
+    generator = torch.Generator().manual_seed(0)
+    wide = Potential(4, hidden=16, layers=2, generator=generator)
+    narrow = Potential(4, hidden=16, layers=2, generator=torch.Generator().manual_seed(0),
+                       dtype="float32")
+    assert narrow.net[0].weight.dtype == torch.float32
+    assert torch.equal(narrow.net[2].weight, wide.net[2].weight.float())
+    x = torch.randn(3, 4, dtype=torch.float64)
+    value, force = narrow(x), narrow.force(x)
+    assert value.dtype == force.dtype == torch.float64
+    # float32 rounding only: V and −∇V agree with the float64 network's to ~1e-7 relative.
+    assert torch.allclose(value, wide(x), rtol=1e-5, atol=1e-6)
+    assert torch.allclose(force, wide.force(x), rtol=1e-4, atol=1e-6)
+    assert not torch.equal(value, wide(x))
+    force.sum().backward()  # the double backward runs through the casts
+    assert narrow.net[0].weight.grad.dtype == torch.float32
+    with pytest.raises(ValueError, match="^dtype"):
+        Potential(4, dtype="float16")
+
+
 def test_contact_parameters_follow_the_authors_parametrisation():
     generator = torch.Generator().manual_seed(0)
     homogeneous = ContactParameters(make_task("CP3"), generator)

@@ -31,8 +31,12 @@ and of the velocity constraints Φ̇ = G(x) M⁻¹ p = 0, and J = [[0, I], [-I, 
 autograd. The momentum is converted to a velocity before each contact impulse and back after
 it (the authors' CHNNwC).
 
-Everything is float64. The models keep a :class:`~physid.contact.model.SolverLog` in ``log``,
-which counts how the contact problems were solved (fast solver, cvxpylayers fallbacks).
+Everything is float64, but for an option: the potential's network may run in float32
+(``network_dtype="float32"``, :data:`NETWORK_DTYPES`), its input rounded to float32 and its
+value returned in float64, so that the constrained dynamics, the contact solve and the
+parameters of inertia and contact stay float64. The models keep a
+:class:`~physid.contact.model.SolverLog` in ``log``, which counts how the contact problems
+were solved (fast solver, cvxpylayers fallbacks).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from physid.contact.tasks import Task
 from physid.core.validate import check_choice, check_count, check_positive, check_seed, check_tensor
 
 __all__ = [
+    "NETWORK_DTYPES",
     "ContactCHNN",
     "ContactCLNN",
     "ContactParameters",
@@ -63,6 +68,9 @@ __all__ = [
 ]
 
 DTYPE = torch.float64
+
+#: The precisions the potential's network may run in (:class:`Potential`), by name.
+NETWORK_DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
 def _check_generator(generator: torch.Generator | None) -> torch.Generator | None:
@@ -172,14 +180,18 @@ class Potential(nn.Module):
     """The learned potential V(x): an MLP [N → hidden × layers → 1] with Softplus activations.
 
     As in the authors' code (which replaced the tanh of Finzi et al. by Softplus), the weights
-    have an orthogonal initialisation; the biases start at zero. float64. The weights come
-    from ``generator`` alone: building a potential leaves torch's global random state as it was.
+    have an orthogonal initialisation; the biases start at zero. The weights come from
+    ``generator`` alone: building a potential leaves torch's global random state as it was.
+    They are drawn in float64 and, with ``dtype="float32"``, rounded to float32 (the same
+    seed, the same start); the network then runs in float32 on its input rounded to float32,
+    and V and its gradient come back in float64.
 
     Args:
         n_coords: N, the number of coordinates.
         hidden: width of the hidden layers.
         layers: number of hidden layers.
         generator: seeded generator of the initial weights.
+        dtype: the network's precision, a key of :data:`NETWORK_DTYPES`.
     """
 
     def __init__(
@@ -188,12 +200,14 @@ class Potential(nn.Module):
         hidden: int = 256,
         layers: int = 3,
         generator: torch.Generator | None = None,
+        dtype: str = "float64",
     ) -> None:
         super().__init__()
         n_coords = check_count("n_coords", n_coords)
         hidden = check_count("hidden", hidden)
         layers = check_count("layers", layers)
         _check_generator(generator)
+        self.network_dtype = check_choice("dtype", dtype, tuple(NETWORK_DTYPES))
         self.n_coords = n_coords
         sizes = [n_coords] + [hidden] * layers + [1]
         modules: list[nn.Module] = []
@@ -205,11 +219,11 @@ class Potential(nn.Module):
             modules.append(linear)
             if i < layers:
                 modules.append(nn.Softplus())
-        self.net = nn.Sequential(*modules)
+        self.net = nn.Sequential(*modules).to(NETWORK_DTYPES[dtype])
 
     def forward(self, x: Tensor) -> Tensor:
-        """V(x), ``(B,)`` for ``x`` of shape ``(B, N)``."""
-        return self.net(x)[..., 0]
+        """V(x), ``(B,)`` for ``x`` of shape ``(B, N)``, in ``x``'s precision."""
+        return self.net(x.to(NETWORK_DTYPES[self.network_dtype]))[..., 0].to(x.dtype)
 
     def force(self, x: Tensor) -> Tensor:
         """``-∇V(x)``, ``(B, N)``, by autograd.
@@ -449,7 +463,8 @@ class _ContactNetwork(nn.Module):
     one_step: bool = False
 
     def __init__(
-        self, task: Task, variant: str, seed: int, learn_reg: bool = False, reg: float = 0.01
+        self, task: Task, variant: str, seed: int, learn_reg: bool = False, reg: float = 0.01,
+        network_dtype: str = "float64",
     ) -> None:
         super().__init__()
         if not isinstance(task, Task):
@@ -464,7 +479,7 @@ class _ContactNetwork(nn.Module):
         self.system = task.system
         generator = torch.Generator().manual_seed(self.seed)
         self.masses = MassModel(task.system, generator)
-        self.potential = Potential(task.system.n_coords, generator=generator)
+        self.potential = Potential(task.system.n_coords, generator=generator, dtype=network_dtype)
         self.contact = ContactParameters(task, generator, reg=reg, learn_reg=learn_reg)
         self.log = SolverLog()
         self.to(task.system.device)  # the potential's layers are made on the CPU
@@ -526,6 +541,8 @@ class ContactCLNN(_ContactNetwork):
         seed: seed of the initial parameters.
         learn_reg: learn ε of CMr.
         reg: ε of CMr (initial value when learned).
+        network_dtype: the potential's precision (:class:`Potential`): ``"float64"`` or
+            ``"float32"``; the contact solve stays float64.
     """
 
     def rollout(self, x0: Tensor, v0: Tensor, n_steps: int) -> tuple[Tensor, Tensor]:
@@ -557,6 +574,8 @@ class ContactCHNN(_ContactNetwork):
         seed: seed of the initial parameters.
         learn_reg: learn ε of CMr.
         reg: ε of CMr (initial value when learned).
+        network_dtype: the potential's precision (:class:`Potential`): ``"float64"`` or
+            ``"float32"``; the contact solve stays float64.
     """
 
     def rollout(self, x0: Tensor, v0: Tensor, n_steps: int) -> tuple[Tensor, Tensor]:

@@ -33,8 +33,9 @@ from torch import Tensor, nn
 
 from physid.contact import datasets
 from physid.contact.datasets import ChunkSet, TaskData
+from physid.contact.learned import NETWORK_DTYPES
 from physid.contact.model import SolverLog
-from physid.contact.models import MODELS, LearnedModel, build
+from physid.contact.models import MODELS, LearnedModel, build, family
 from physid.contact.reference import ContactSolverError
 from physid.contact.tasks import Task, make_task
 from physid.core.progress import progress as progress_bar
@@ -458,6 +459,7 @@ JOB_DEFAULTS: dict[str, Any] = {
     "noise": 0.0,
     "model_seed": 0,
     "learn_reg": False,
+    "network_dtype": "float64",
     "device": "cpu",
     **{f.name: f.default for f in fields(TrainConfig)},
 }
@@ -488,6 +490,12 @@ def make_job(**kwargs: Any) -> dict[str, Any]:
             f"learn_reg needs a CMr model "
             f"({', '.join(m for m, s in MODELS.items() if s.learns_reg)}), got {job['model']!r}"
         )
+    check_choice("network_dtype", job["network_dtype"], tuple(NETWORK_DTYPES))
+    if job["network_dtype"] != "float64" and MODELS[job["model"]].family != "contact":
+        raise ValueError(
+            f"network_dtype {job['network_dtype']!r} is for the contact networks "
+            f"({', '.join(family('contact'))}), got model {job['model']!r}"
+        )
     config = _config(job)
     job.update(asdict(config))
     return job
@@ -512,7 +520,9 @@ def fit(job: Mapping[str, Any]) -> dict[str, Any]:
     key of :data:`~physid.contact.models.MODELS`), ``n_train``, ``n_val``, ``n_test``,
     ``data_seed``, ``data_model`` (``"CM"`` or ``"LCP"``), ``noise`` (standard deviation of the
     observation noise, seeded by ``data_seed + 2``), ``model_seed``, ``learn_reg`` (learn ε of a CMr
-    model, softplus-parametrised from 0.01), ``device`` (where the model trains: ``"cpu"``,
+    model, softplus-parametrised from 0.01), ``network_dtype`` (the contact networks'
+    potential in ``"float64"`` or ``"float32"``, :class:`~physid.contact.learned.Potential`),
+    ``device`` (where the model trains: ``"cpu"``,
     ``"cuda"``, or ``"auto"``, the GPU when torch sees one; the data are generated on the CPU
     and moved there) and the :class:`TrainConfig` fields.
     The same job gives the same numbers (on the same machine and thread count), except the
@@ -598,8 +608,11 @@ def fit_cached(job: Mapping[str, Any]) -> dict[str, Any]:
 
 def _job_model(job: Mapping[str, Any], task: Task) -> nn.Module:
     """The untrained model of a completed job."""
-    if job["learn_reg"]:
-        return MODELS[job["model"]].build(task, job["model_seed"], learn_reg=True)
+    options = {key: job[key] for key, plain in (("learn_reg", False),
+                                               ("network_dtype", "float64"))
+               if job[key] != plain}
+    if options:
+        return MODELS[job["model"]].build(task, job["model_seed"], **options)
     return build(job["model"], task, job["model_seed"])
 
 

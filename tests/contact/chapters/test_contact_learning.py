@@ -43,6 +43,13 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
     every = {j["model"] for j in study.grid_jobs(paper, 0)}
     assert every == set(models.MODELS)
     assert paper.device == "auto" and study.SIZES["default"].device == "cpu"
+    # The paper's scale runs the contact networks' potential in float32, the baselines and
+    # every other scale in float64.
+    dtypes = {(j["model"] in study.CM_MODELS, j["network_dtype"]) for j in study.grid_jobs(
+        paper, 0)}
+    assert dtypes == {(True, "float32"), (False, "float64")}
+    assert {j["network_dtype"] for j in study.grid_jobs(study.SIZES["default"], 0)} == {
+        "float64"}
 
 
 @pytest.mark.parametrize(
@@ -56,6 +63,7 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
         ({"noise_levels": ()}, "noise_levels"),
         ({"rope": "Rope1"}, "n_nodes"),
         ({"device": "tpu"}, "device"),
+        ({"network_dtype": "float16"}, "network_dtype"),
         ({"schedule_tasks": ("BP7",)}, "schedule_tasks"),
         ({"chnn_tasks": ("BP7",)}, "chnn_tasks"),
         ({"chnn_tasks": "BP5"}, "chnn_tasks"),
