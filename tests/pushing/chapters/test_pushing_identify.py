@@ -154,6 +154,12 @@ def test_uncertainty_maps_sample_the_pushing_target_from_algorithm1s_estimate(tm
         assert m.laplace_spread.shape == m.spread.shape and (m.laplace_spread > 0).all()
         assert 0 <= m.negative_curvature <= 2 * len(m.travel)
     assert maps[1].travel.sum() > maps[0].travel.sum()
+    # The Laplace approximation after a longer descent, with the most pushes only.
+    assert maps[0].descended_spread.size == 0 and maps[0].descended_negative == -1
+    assert maps[1].descended_spread.shape == maps[1].spread.shape
+    assert (maps[1].descended_spread > 0).all()
+    assert 0 <= maps[1].descended_negative <= 2 * len(maps[1].travel)
+    assert not np.allclose(maps[1].descended_spread, maps[1].laplace_spread)
     again = uncertainty_maps("quick", seed=1)
     np.testing.assert_array_equal(again[0].spread, maps[0].spread)
     # The chapter's Laplace cell: the same target and point give the table's spread (to the

@@ -443,11 +443,12 @@ def test_slower_claim_counts_simulations_as_fig_4b_does():
     assert none.why.endswith("(neither run lowered its test error, so both count 0).")
 
 
-def _uncertainty(obj, pushes, spread, travel, laplace=None, mean=None):
+def _uncertainty(obj, pushes, spread, travel, laplace=None, mean=None, descended=None):
     k = len(spread)
     return UncertaintyMap(obj, pushes, np.full(k, 1 / k) if mean is None else np.array(mean),
                           np.array(spread), np.full(k, 0.1), np.array(travel), np.full(k, 1 / k),
-                          2e-4, 1.0, np.array(spread if laplace is None else laplace), 2)
+                          2e-4, 1.0, np.array(spread if laplace is None else laplace), 2,
+                          *(() if descended is None else (np.array(descended), 0)))
 
 
 def test_uncertainty_claim_needs_the_spread_to_fall_with_travel_on_every_object():
@@ -492,6 +493,22 @@ def test_uncertainty_claim_needs_the_spread_to_fall_with_travel_on_every_object(
     why = claims.uncertainty_claim(differs).why
     assert why.endswith("does not rank the cells the same way (crimp -1.00): the particles "
                         "may be the cause.")
+    # After a longer descent: where the Laplace approximation's spread then falls with travel,
+    # SVGD's start is the cause; where it does not, the why says so and goes on.
+    moved = [*maps[:2], _uncertainty("crimp", 4, [0.05, 0.1, 0.2, 0.3], [0, 0.01, 0.02, 0.04],
+                                     descended=[0.3, 0.2, 0.1, 0.05])]
+    assert claims.uncertainty_claim(moved).why.endswith(
+        "The start is: at the end of a longer descent of the same loss, the Laplace "
+        "approximation's spread falls with travel (crimp -1.00), so SVGD sampled from a point "
+        "the pushes had not yet pinned down.")
+    stayed = [*maps[:2], _uncertainty("crimp", 4, [0.05, 0.1, 0.2, 0.3], [0, 0.01, 0.02, 0.04],
+                                      descended=[0.05, 0.1, 0.2, 0.3])]
+    why = claims.uncertainty_claim(stayed).why
+    assert "Nor the start: at the end of a longer descent" in why and "alike (crimp 1.00)" in why
+    assert why.endswith("travel is not what sets how well the pushes identify a cell there.")
+    assert claims.uncertainty_rows(stayed)[2]["negative curvatures after descent"] == "0 of 8"
+    assert claims.uncertainty_rows(maps)[2]["negative curvatures after descent"] is None
+    assert np.isnan(claims.travel_correlations(maps, "descended_spread")[("crimp", 4)])
     rows = claims.uncertainty_rows(maps)
     assert rows[1]["spread, most travelled third"] == pytest.approx(0.1)
     assert rows[1]["spread, least travelled third"] == pytest.approx(0.3)

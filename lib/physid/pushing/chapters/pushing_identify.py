@@ -54,6 +54,7 @@ __all__ = [
     "CLOCK",
     "BLOCK_WIDTH",
     "COST_DURATION",
+    "DESCENT_METHOD",
     "HEADLINE_ERROR",
     "HEADLINE_METHODS",
     "HEADLINE_SECONDS",
@@ -527,7 +528,10 @@ class UncertaintyMap:
     SVGD, the Laplace approximation's spread at Algorithm 1's estimate, SVGD's start
     (``laplace_spread``, :func:`laplace_spread`: no sampler involved) and the number of
     directions in which the likelihood curves the wrong way there
-    (``negative_curvature``)."""
+    (``negative_curvature``); with the most training pushes, the same at the end of a longer
+    descent of the same loss from the authors' start (exact-gradient descent through the rigid
+    formulation, ``long_budget`` simulations: ``descended_spread``, ``descended_negative``;
+    empty and −1 with fewer pushes)."""
 
     object: str
     n_pushes: int
@@ -540,6 +544,8 @@ class UncertaintyMap:
     seconds: float
     laplace_spread: np.ndarray
     negative_curvature: int
+    descended_spread: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    descended_negative: int = -1
 
 
 @CLOCK.stage
@@ -595,6 +601,11 @@ def uncertainty_target(name: str, n_pushes: int, scale: str, seed: int = 0
         return _uncertainty_target(name, n_pushes, s, seed)
 
 
+#: The longer descent whose end is the uncertainty maps' second Laplace point: exact-gradient
+#: descent through the rigid formulation (the method that ends lowest in :func:`long_runs`).
+DESCENT_METHOD = "autograd-rigid"
+
+
 def _uncertainty(name: str, n_pushes: int, s: IdentifySizes, seed: int) -> UncertaintyMap:
     with one_torch_thread():
         target, centre = _uncertainty_target(name, n_pushes, s, seed)
@@ -612,10 +623,17 @@ def _uncertainty(name: str, n_pushes: int, s: IdentifySizes, seed: int) -> Uncer
         start_maps = identifiable_map(*target.physical(x0)).numpy()
         travel = (data.positions[:, 1:] - data.positions[:, :-1]).norm(dim=-1).sum((0, 1))
         laplace, negative = laplace_spread(target, centre, target.hessian(centre))
+        descended, descended_negative = np.zeros(0), -1
+        if n_pushes == max(s.uncertainty_pushes):  # where the claim is judged
+            # The same approximation where a longer descent of the same loss ends.
+            end = torch.as_tensor(identify(DESCENT_METHOD, data, Budget(
+                simulations=s.long_budget), seed=seed).history.estimates[-1])
+            descended, descended_negative = laplace_spread(target, end, target.hessian(end))
         obj = data.obj
     return UncertaintyMap(name, n_pushes, maps.mean(0), k * maps.std(0), k * start_maps.std(0),
                           travel.numpy(), identifiable_map(obj.masses, obj.frictions).numpy(),
-                          float(target.noise * target.n_restarts), seconds, laplace, negative)
+                          float(target.noise * target.n_restarts), seconds, laplace, negative,
+                          descended, descended_negative)
 
 
 @CLOCK.stage
@@ -627,7 +645,9 @@ def uncertainty_maps(scale: str, seed: int = 0, scheduler: object = None
     protocol's budget); its estimate's loss sets the likelihood's scale (one Laplace term per
     restart) and its estimate, jittered by :data:`UNCERTAINTY_JITTER`, the particles' start;
     SVGD then runs ``uncertainty_iterations`` iterations with ``uncertainty_particles``
-    particles. One job per object and push count."""
+    particles. Beside it, the Laplace approximation (:func:`laplace_spread`) at Algorithm 1's
+    estimate and, with the most pushes, at the end of :data:`DESCENT_METHOD` run for
+    ``long_budget`` simulations. One job per object and push count."""
     s = SIZES[scale]
     seed = check_seed("seed", seed)
     run_jobs(_prepare, [dict(name=n, index=0, s=s, seed=seed) for n in s.objects],

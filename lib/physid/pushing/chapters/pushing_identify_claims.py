@@ -939,15 +939,20 @@ def travel_correlations(maps: Sequence[UncertaintyMap], of: str = "spread"
     """Spearman's rank correlation, over the cells of each object and push count of ``maps``
     (:func:`~physid.pushing.chapters.pushing_identify.uncertainty_maps`), between the distance
     a cell travelled in the training pushes and ``of``: SVGD's posterior spread
-    (``"spread"``), the Laplace approximation's (``"laplace_spread"``), SVGD's mean share
-    (``"mean"``) or its spread relative to that share (``"relative"``, ``spread / mean``: the
-    spread with the share's size divided out) (NaN where either is constant)."""
+    (``"spread"``), the Laplace approximation's at SVGD's start (``"laplace_spread"``) or at
+    the end of a longer descent (``"descended_spread"``), SVGD's mean share (``"mean"``) or its
+    spread relative to that share (``"relative"``, ``spread / mean``: the spread with the
+    share's size divided out) (NaN where either is constant or missing)."""
     if not maps or not all(isinstance(m, UncertaintyMap) for m in maps):
         raise ValueError(f"maps must be a non-empty list of UncertaintyMap, got {maps!r}")
-    check_choice("of", of, ("spread", "laplace_spread", "mean", "relative"))
+    check_choice("of", of, ("spread", "laplace_spread", "descended_spread", "mean",
+                            "relative"))
     out = {}
     for m in maps:
         values = m.spread / m.mean if of == "relative" else getattr(m, of)
+        if len(values) != len(m.travel):
+            out[(m.object, m.n_pushes)] = float("nan")
+            continue
         constant = np.ptp(m.travel) == 0 or np.ptp(values) == 0
         out[(m.object, m.n_pushes)] = float("nan") if constant else float(
             spearmanr(m.travel, values)[0])
@@ -960,12 +965,14 @@ def uncertainty_rows(maps: Sequence[UncertaintyMap]) -> list[dict]:
     third of the cells that travelled furthest and of the third that travelled least, the
     rank correlation of travel and spread, that of travel and the Laplace approximation's
     spread at SVGD's start with its count of negative-curvature directions, that of travel and
-    the mean share, that of travel and the spread relative to the mean share, the likelihood's
-    scale and SVGD's seconds."""
+    the mean share, that of travel and the spread relative to the mean share, that of travel
+    and the Laplace approximation's spread at the end of a longer descent with its count of
+    negative-curvature directions, the likelihood's scale and SVGD's seconds."""
     rho = travel_correlations(maps)
     laplace = travel_correlations(maps, "laplace_spread")
     share = travel_correlations(maps, "mean")
     relative = travel_correlations(maps, "relative")
+    descended = travel_correlations(maps, "descended_spread")
     rows = []
     for m in maps:
         order = np.argsort(m.travel)
@@ -981,6 +988,10 @@ def uncertainty_rows(maps: Sequence[UncertaintyMap]) -> list[dict]:
             "negative curvatures": f"{m.negative_curvature} of {2 * len(m.travel)}",
             "rank correlation, share": share[(m.object, m.n_pushes)],
             "rank correlation, relative spread": relative[(m.object, m.n_pushes)],
+            "rank correlation, Laplace after descent": descended[(m.object, m.n_pushes)],
+            "negative curvatures after descent": (
+                f"{m.descended_negative} of {2 * len(m.travel)}" if m.descended_negative >= 0
+                else None),
             "scale (mm)": 1e3 * m.scale, "seconds": m.seconds,
         })
     return rows
@@ -994,11 +1005,13 @@ def uncertainty_claim(maps: Sequence[UncertaintyMap]) -> Verdict:
     involves no particles; where it ranks the cells as SVGD does on every object where the
     claim fails, the sampler is not what fails it, and ``why`` gives the rank correlations of
     travel with the mean share and with the spread relative to it (the share's size divided
-    out: whether the claim fails on the spread's units)."""
+    out: whether the claim fails on the spread's units) and of travel with the Laplace
+    approximation's spread at the end of a longer descent (whether it fails on SVGD's start)."""
     rho = travel_correlations(maps)
     laplace = travel_correlations(maps, "laplace_spread")
     share = travel_correlations(maps, "mean")
     relative = travel_correlations(maps, "relative")
+    descended = travel_correlations(maps, "descended_spread")
     most = max(m.n_pushes for m in maps)
     objects = list(dict.fromkeys(m.object for m in maps))
     at_most = {n: rho[(n, most)] for n in objects if (n, most) in rho}
@@ -1019,15 +1032,16 @@ def uncertainty_claim(maps: Sequence[UncertaintyMap]) -> Verdict:
         "on every object",
         holds=holds,
         cause="open",
-        why="" if holds else _uncertainty_why(at_most, most, laplace, share, relative),
+        why="" if holds else _uncertainty_why(at_most, most, laplace, share, relative,
+                                              descended),
     )
 
 
 def _uncertainty_why(at_most: dict[str, float], most: int, laplace: dict, share: dict,
-                     relative: dict) -> str:
+                     relative: dict, descended: dict) -> str:
     """Why the uncertainty claim fails: the objects where it does, SVGD's and the Laplace
-    approximation's rank correlations there, and those of travel with the mean share and with
-    the spread relative to it."""
+    approximation's rank correlations there (at SVGD's start and after a longer descent), and
+    those of travel with the mean share and with the spread relative to it."""
     failing = [n for n, v in at_most.items() if not v < 0]
     text = (f"With {plural(most, 'push', 'pushes')} the rank correlation of travel and "
             "SVGD's spread is " + ", ".join(f"{n} {v:.2f}" for n, v in at_most.items())
@@ -1041,18 +1055,28 @@ def _uncertainty_why(at_most: dict[str, float], most: int, laplace: dict, share:
     relative_listed = ", ".join(f"{n} {relative[(n, most)]:.2f}" for n in at_most)
     text += (
         "Not the particles: the Laplace approximation at SVGD's start, which involves no "
-        f"sampler, ranks the cells the same way ({laplace_listed}). The spread is in units of "
-        "a uniform cell's share, and the cells that travelled further hold the larger shares "
-        f"(rank correlation {share_listed}); with the share divided out, the rank correlation "
-        f"of travel and the relative spread is {relative_listed}: ")
+        f"sampler, ranks the cells the same way ({laplace_listed}). ")
+    if any(np.isfinite(descended[(n, most)]) for n in failing):
+        descended_listed = ", ".join(f"{n} {descended[(n, most)]:.2f}" for n in failing)
+        if all(np.isfinite(descended[(n, most)]) and descended[(n, most)] < 0
+               for n in failing):
+            return text + (
+                "The start is: at the end of a longer descent of the same loss, the Laplace "
+                f"approximation's spread falls with travel ({descended_listed}), so SVGD "
+                "sampled from a point the pushes had not yet pinned down.")
+        text += ("Nor the start: at the end of a longer descent of the same loss, the Laplace "
+                 f"approximation ranks them alike ({descended_listed}). ")
+    text += (
+        "The spread is in units of a uniform cell's share, and the cells that travelled further "
+        f"hold the larger shares (rank correlation {share_listed}); with the share divided out, "
+        f"the rank correlation of travel and the relative spread is {relative_listed}: ")
     if all(np.isfinite(relative[(n, most)]) and relative[(n, most)] < 0 for n in failing):
         text += ("relative to its share a cell that travelled further is the better identified "
                  "one, so the absolute spread fails the claim by the share's size, not by what "
                  "the pushes identify.")
     else:
-        text += ("the share's size is not the cause either; travel is not what sets how well "
-                 "the pushes identify a cell there (a longer descent to a mode before sampling "
-                 "is not measured in the book).")
+        text += ("the share's size is not the cause either: travel is not what sets how well "
+                 "the pushes identify a cell there.")
     sized = [n for n, v in at_most.items() if v < 0 and not relative[(n, most)] < 0]
     if sized:
         text += (f" On {listing(sized)}, where the spread does fall with travel, the relative "
