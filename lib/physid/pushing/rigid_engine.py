@@ -255,7 +255,8 @@ def _moving_contact(masses, inertia, bound, arms, arm, target, omega, cell_vel, 
 GRADIENT_PATHS: dict[str, int] = Counter()
 
 #: How many sliding root searches of the compiled rollouts each walk made
-#: (:mod:`physid.pushing.rigid_kernel`): ``"pencils"``, the walk whose pieces cost O(L log k);
+#: (:mod:`physid.pushing.rigid_kernel`): ``"pencils"``, the walk whose pieces cost O(L) but
+#: for the cells its scan passes;
 #: ``"piece by piece"``, the walk it leaves a search to where the line solve's choice among
 #: tied cells decides the root (cells tied across a line of D, a kink share the line solve
 #: clipped, a kink cell without friction).
