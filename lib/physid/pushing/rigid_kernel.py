@@ -605,13 +605,15 @@ def _piece(s, cst, lines_q, lines_x, lines_y, kink):
 
 
 @_jit
-def _restart(s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs):
+def _restart(s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs, on_line):
     """The walk's sums over the cells off the kink (``Σ c_i q_i,l_i``, ``Σ c_i d_l_i``) from
     each cell's ``line``, and :func:`_piece` at ``s``: where the walk starts, and after a
-    full line solve."""
+    full line solve. ``on_line`` is left holding how many cells each line holds."""
     n_lines = dirs.shape[0]
     lines_q = lines_x = lines_y = 0.0
+    on_line[:] = 0
     for i in range(line.shape[0]):
+        on_line[line[i]] += 1
         if i != kc:
             lines_q += bound[i] * q[i, line[i]]
             lines_x += bound[i] * dirs[line[i], 0]
@@ -701,11 +703,9 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
         return s_a, False, False, 0.0, True
     _pencils(rel, dirs, gamma, order, ranked)
     s = s_a
-    lines_q, lines_x, lines_y, w0, slope, share, dshare, p_n, dp_n, f, d = _restart(
-        s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs)
     on_line = np.zeros(n_lines, np.int64)  # how many cells each line holds
-    for i in range(k):
-        on_line[line[i]] += 1
+    lines_q, lines_x, lines_y, w0, slope, share, dshare, p_n, dp_n, f, d = _restart(
+        s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs, on_line)
     still = 0
     for _ in range(_PIECES):
         tiny = 1e-13 * (1.0 + abs(s))
@@ -898,10 +898,7 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                 return s_a, False, False, 0.0, True
             s = x
             lines_q, lines_x, lines_y, w0, slope, share, dshare, p_n, dp_n, f, d = _restart(
-                s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs)
-            on_line[:] = 0
-            for i in range(k):
-                on_line[line[i]] += 1
+                s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs, on_line)
             if kc >= 0 and not -_SHARE_SLACK <= share <= 1.0 + _SHARE_SLACK:
                 # Cells tied on a switch within the line solve's tolerance (its kink share
                 # clipped): the piece-by-piece walk decides.
