@@ -328,3 +328,15 @@ def test_restitution_reach_under_the_cosine_schedule_is_the_sum_of_its_rates():
     assert restitution_reach(1200, 1e-2, 1e-3) == pytest.approx(1.1)
     with pytest.raises(ValueError, match="^lr_final"):
         restitution_reach(10, 1e-2, -1.0)
+
+
+def test_restitution_reach_of_a_run_stopped_early_sums_the_rates_it_took():
+    from physid.contact.training import learning_rate
+
+    rates = [learning_rate(1e-2, 1e-3, k, 800) for k in range(300)]
+    assert restitution_reach(300, 1e-2, 1e-3, planned=800) == pytest.approx(sum(rates) / 6,
+                                                                             rel=1e-12)
+    assert restitution_reach(800, 1e-2, 1e-3, planned=800) == restitution_reach(800, 1e-2, 1e-3)
+    assert restitution_reach(300, 1e-2, None, planned=800) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="^planned"):
+        restitution_reach(300, 1e-2, 1e-3, planned=200)

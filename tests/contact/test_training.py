@@ -266,3 +266,58 @@ def test_train_follows_the_schedule_and_the_checkpoint_rule(monkeypatch, bp5):
     assert result.trace["cor"].shape[0] == 3
     np.testing.assert_allclose(result.trace["cor"][-1], result.learned["cor"])
     np.testing.assert_allclose(result.trace["mass_ratios"][-1], result.learned["mass_ratios"])
+
+
+def test_plateau_rule_counts_epochs_since_the_last_real_fall():
+    # 1 % falls count; 0.5 % falls and non-finite losses do not.
+    assert not tr.plateaued([1.0, 0.98, 0.96], 2)
+    assert tr.plateaued([1.0, 0.98, 0.975, 0.971], 2)  # 0.975 and 0.971 are within 1 % of 0.98
+    assert not tr.plateaued([1.0, 0.98, 0.975, 0.96], 2)  # 0.96 is 2 % below 0.98
+    assert tr.plateaued([1.0, math.nan, math.inf], 2)
+    assert tr.plateaued([math.nan, math.nan], 2) and not tr.plateaued([math.nan, 1.0], 2)
+    assert not tr.plateaued([1.0, 0.999], 1, min_improvement=0.0)
+    assert tr.plateaued([1.0, 0.999], 1, min_improvement=0.01)
+    with pytest.raises(ValueError, match="patience"):
+        tr.plateaued([1.0], 0)
+    with pytest.raises(TypeError, match="patience"):
+        tr.TrainConfig(patience=1.5)
+    for bad, name in (({"patience": 0}, "patience"),
+                      ({"min_improvement": 1.0}, "min_improvement"),
+                      ({"min_improvement": -0.1}, "min_improvement")):
+        with pytest.raises(ValueError, match=name):
+            tr.TrainConfig(**bad)
+    assert tr.TrainConfig(patience=np.int64(3)).patience == 3
+
+
+def test_train_stops_at_a_plateau_and_keeps_its_schedule(monkeypatch, bp5):
+    """With a patience of 1 and a fall of 99 % asked for, the second epoch cannot make
+    progress: training stops after it, the rate where the 5-epoch schedule had it, the losses
+    and the trace two epochs long, the last state kept."""
+    task, data = bp5
+    seen = []
+    original = tr.learning_rate
+
+    def spy(*args):
+        seen.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(tr, "learning_rate", spy)
+    model = models.build("CM-CD-CLNN", task, 0)
+    config = tr.TrainConfig(epochs=5, batch_size=8, lr=1e-2, lr_final=1e-3, checkpoint="last",
+                            patience=1, min_improvement=0.99)
+    result = tr.train(model, data, config)
+    assert result.steps == 4 and len(seen) == 4 and {a[-1] for a in seen} == {10}
+    assert len(result.val_loss) == len(result.train_loss) == result.trace["cor"].shape[0] == 2
+    assert result.best_epoch == 2
+    np.testing.assert_allclose(result.trace["cor"][-1], result.learned["cor"])
+    # Without the rule, the same start trains every epoch.
+    full = tr.train(models.build("CM-CD-CLNN", task, 0), data,
+                    tr.TrainConfig(epochs=3, batch_size=8, lr=1e-2, lr_final=1e-3))
+    assert full.steps == 6 and len(full.val_loss) == 3
+
+
+def test_planned_steps_count_the_schedule_not_the_stop():
+    job = tr.make_job(task="BP5", model="IN-CP-SP", n_train=10, batch_size=4, epochs=7,
+                      patience=2)
+    assert tr.planned_steps(job) == 21 and job["patience"] == 2
+    assert tr.make_job(task="BP5", model="IN-CP-SP")["patience"] is None

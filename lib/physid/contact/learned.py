@@ -356,11 +356,15 @@ def _hamiltonian_step(
 # Contact parameters
 
 
-def restitution_reach(steps: int, lr: float, lr_final: float | None = None) -> float:
+def restitution_reach(steps: int, lr: float, lr_final: float | None = None,
+                      planned: int | None = None) -> float:
     """How far ``steps`` AdamW steps can move a learned restitution: ``Σ_k η_k / 6`` over the
     steps' learning rates η_k (:func:`physid.contact.training.learning_rate`): ``steps · lr / 6``
     at a constant rate and ``steps · (lr + lr_final) / 12`` under the cosine decay to
-    ``lr_final`` (its cosines sum to zero over the steps; one step takes ``lr``).
+    ``lr_final`` over those steps (its cosines sum to zero over the steps; one step takes
+    ``lr``). ``planned`` is the schedule's length when training stopped before its end (the
+    plateau rule, :class:`~physid.contact.training.TrainConfig`): the sum then runs over the
+    first ``steps`` of ``planned`` steps (default: ``steps``).
 
     ``e = hardsigmoid(r) = r/6 + ½`` (on |r| < 3, :class:`ContactParameters`), and Adam's
     step on a coordinate is ``η · m̂ / (√v̂ + ε)``, about ``η`` while its gradient keeps its
@@ -369,9 +373,17 @@ def restitution_reach(steps: int, lr: float, lr_final: float | None = None) -> f
     it."""
     steps = check_count("steps", steps, minimum=0)
     lr = check_positive("lr", lr)
-    if lr_final is None or steps < 2:
+    planned = steps if planned is None else check_count("planned", planned, minimum=0)
+    if planned < steps:
+        raise ValueError(f"planned must be at least steps ({steps}), got {planned!r}")
+    if lr_final is None or planned < 2:
         return steps * lr / 6.0
-    return steps * (lr + check_positive("lr_final", lr_final)) / 12.0
+    lr_final = check_positive("lr_final", lr_final)
+    if planned == steps:
+        return steps * (lr + lr_final) / 12.0
+    k = np.arange(steps)
+    rates = lr_final + 0.5 * (lr - lr_final) * (1.0 + np.cos(np.pi * k / (planned - 1)))
+    return float(rates.sum()) / 6.0
 
 
 def _inverse_softplus(y: float) -> float:

@@ -3,8 +3,9 @@
 * :func:`train`: the authors' training, the mean absolute error (L1) of the rollout from each
   chunk's first state over the whole chunk (positions and velocities, all L states), AdamW
   (lr 1e-3, weight decay 1e-4, batch 200), the best state by validation loss (their checkpoint
-  selection); optionally a cosine decay of the learning rate (:func:`learning_rate`) and the
-  last state as the checkpoint (the chapter's converged rule). Models with ``one_step = True``
+  selection); optionally a cosine decay of the learning rate (:func:`learning_rate`), the
+  last state as the checkpoint, and a stop once the validation loss has plateaued
+  (``patience``; the chapter's default rule). Models with ``one_step = True``
   (the baselines) train on the consecutive 1-step pairs cut from the chunks, as in the
   authors' code. A step whose gradient is not finite, or
   whose contact problem could not be solved, is skipped and counted.
@@ -22,7 +23,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -62,6 +63,8 @@ __all__ = [
     "job_data",
     "learning_rate",
     "make_job",
+    "planned_steps",
+    "plateaued",
     "restore",
     "train",
 ]
@@ -89,6 +92,13 @@ class TrainConfig:
         weight_decay: AdamW weight decay.
         checkpoint: the state returned, one of :data:`CHECKPOINTS`.
         seed: seed of the minibatch shuffling.
+        patience: ``None`` to train every epoch, else the plateau rule: training stops after
+            ``patience`` epochs in a row in which the validation loss did not fall below
+            ``1 − min_improvement`` times the reference, the lowest loss at the last epoch that
+            did (:func:`plateaued`). The learning-rate schedule keeps its length
+            (``epochs``), so a run that stops early stops where its rate was.
+        min_improvement: the relative fall of the validation loss that counts as progress
+            for ``patience``.
     """
 
     epochs: int = 10
@@ -98,6 +108,8 @@ class TrainConfig:
     weight_decay: float = 1e-4
     checkpoint: str = "best"
     seed: int = 0
+    patience: int | None = None
+    min_improvement: float = 0.01
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epochs", check_count("epochs", self.epochs))
@@ -113,6 +125,28 @@ class TrainConfig:
         object.__setattr__(self, "weight_decay", wd)
         check_choice("checkpoint", self.checkpoint, CHECKPOINTS)
         object.__setattr__(self, "seed", check_seed("seed", self.seed))
+        if self.patience is not None:
+            object.__setattr__(self, "patience", check_count("patience", self.patience))
+        gain = check_nonnegative("min_improvement", self.min_improvement)
+        if gain >= 1:
+            raise ValueError(f"min_improvement must be below 1, got {self.min_improvement!r}")
+        object.__setattr__(self, "min_improvement", gain)
+
+
+def plateaued(val_loss: Sequence[float], patience: int, min_improvement: float = 0.01) -> bool:
+    """The plateau rule of :class:`TrainConfig`: whether the last ``patience`` of the
+    validation losses ``val_loss`` (one per epoch so far) all failed to fall below
+    ``(1 − min_improvement)·ref``, where ``ref`` is the loss of the last epoch that made
+    progress, that is fell below ``(1 − min_improvement)`` times the ``ref`` before it (the
+    first finite loss does; a non-finite loss never does)."""
+    patience = check_count("patience", patience)
+    ref, since = math.inf, 0
+    for value in val_loss:
+        if math.isfinite(value) and value < (1.0 - min_improvement) * ref:
+            ref, since = float(value), 0
+        else:
+            since += 1
+    return since >= patience
 
 
 def learning_rate(lr: float, lr_final: float | None, step: int, steps: int) -> float:
@@ -141,8 +175,9 @@ class TrainResult:
     Attributes:
         best_state: the state chosen by the config's ``checkpoint`` rule (also loaded into the
             model): the lowest validation loss, or the last epoch's.
-        train_loss: ``(epochs,)`` mean training loss of each epoch (over the steps taken).
-        val_loss: ``(epochs,)`` validation loss after each epoch.
+        train_loss: ``(epochs,)`` mean training loss of each epoch trained (over the steps
+            taken; fewer than ``config.epochs`` where the plateau rule stopped training).
+        val_loss: ``(epochs,)`` validation loss after each epoch trained.
         best_epoch: the epoch (1-based) of ``best_state``.
         skipped_steps: optimiser steps skipped (non-finite loss or gradient, or an unsolved
             contact problem).
@@ -259,7 +294,9 @@ def train(
     epoch), takes AdamW steps on minibatches of ``config.batch_size`` at the rate of
     :func:`learning_rate`, and computes the validation loss; the state chosen by
     ``config.checkpoint`` (the lowest validation loss, or the last) is loaded into the model at
-    the end. A step whose loss or gradient is not finite (or whose contact problem
+    the end. With ``config.patience``, training ends after the first epoch at which the
+    validation loss has plateaued (:func:`plateaued`); the losses and the trace then hold the
+    epochs trained. A step whose loss or gradient is not finite (or whose contact problem
     raised :class:`~physid.contact.reference.ContactSolverError`) changes nothing and is
     counted in ``skipped_steps``. The model's ``log`` is reset first, so the solver
     counts are those of this training.
@@ -329,12 +366,18 @@ def train(
         model.eval()
         val_loss[epoch] = _mean_loss(model, x_val, v_val, batch)
         trace.append(_plain(_learned(model)))
-        last = epoch + 1 == config.epochs
+        stop = config.patience is not None and plateaued(
+            val_loss[: epoch + 1], config.patience, config.min_improvement)
+        last = epoch + 1 == config.epochs or stop
         better = math.isfinite(val_loss[epoch]) and val_loss[epoch] < best_val
         if (config.checkpoint == "best" and better) or (config.checkpoint == "last" and last):
             best_val, best_epoch = float(val_loss[epoch]), epoch + 1
             best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
         bar.set_postfix(train=f"{train_loss[epoch]:.3g}", val=f"{val_loss[epoch]:.3g}")
+        if stop:
+            break
+    run = len(trace)  # the epochs trained
+    train_loss, val_loss = train_loss[:run], val_loss[:run]
     if best_state is None:  # no finite validation loss: keep the last state
         best_state = copy.deepcopy(model.state_dict())
     model.load_state_dict(best_state)
@@ -499,6 +542,13 @@ def make_job(**kwargs: Any) -> dict[str, Any]:
     config = _config(job)
     job.update(asdict(config))
     return job
+
+
+def planned_steps(job: Mapping[str, Any]) -> int:
+    """The optimiser steps a completed job's schedule is planned for: ``epochs`` passes of
+    ``ceil(n_train / batch_size)`` minibatches (:func:`train` takes fewer where the plateau
+    rule stops it, as its result's ``steps`` says)."""
+    return int(job["epochs"]) * math.ceil(int(job["n_train"]) / int(job["batch_size"]))
 
 
 def _config(job: Mapping[str, Any]) -> TrainConfig:

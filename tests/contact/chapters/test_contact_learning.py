@@ -43,13 +43,20 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
     every = {j["model"] for j in study.grid_jobs(paper, 0)}
     assert every == set(models.MODELS)
     assert paper.device == "auto" and study.SIZES["default"].device == "cpu"
-    # The paper's scale runs the contact networks' potential in float32, the baselines and
-    # every other scale in float64.
-    dtypes = {(j["model"] in study.CM_MODELS, j["network_dtype"]) for j in study.grid_jobs(
-        paper, 0)}
-    assert dtypes == {(True, "float32"), (False, "float64")}
-    assert {j["network_dtype"] for j in study.grid_jobs(study.SIZES["default"], 0)} == {
+    # Beyond the quick scale the contact networks' potential runs in float32; the baselines and
+    # the quick scale stay in float64.
+    for scale in ("default", "paper"):
+        dtypes = {(j["model"] in study.CM_MODELS, j["network_dtype"]) for j in study.grid_jobs(
+            study.SIZES[scale], 0)}
+        assert dtypes == {(True, "float32"), (False, "float64")}
+    assert {j["network_dtype"] for j in study.grid_jobs(study.SIZES["quick"], 0)} == {
         "float64"}
+    # The default trains every model by the plateau rule; the paper's scale every epoch.
+    default = study.SIZES["default"]
+    assert (default.epochs, default.lr, default.lr_final, default.checkpoint,
+            default.patience) == (200, 1e-2, 1e-3, "last", 30)
+    assert {j["patience"] for j in study.grid_jobs(default, 0)} == {30}
+    assert paper.patience is None
 
 
 @pytest.mark.parametrize(
@@ -69,6 +76,8 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
         ({"chnn_tasks": "BP5"}, "chnn_tasks"),
         ({"lr_final": 1.0}, "lr_final"),
         ({"checkpoint": "smoothed"}, "checkpoint"),
+        ({"patience": 0}, "patience"),
+        ({"schedule_rule": {"patience": -2}}, "patience"),
         ({"schedule_rule": {}}, "schedule_rule"),
         ({"schedule_rule": {"steps": 3}}, "schedule_rule"),
         ({"schedule_rule": {"lr_final": -1.0}}, "lr_final"),
@@ -93,8 +102,9 @@ def test_jobs_cover_the_grid_and_the_studies():
     ablation = study.schedule_jobs(s, 0)
     assert [(j["task"], j["model"]) for j in ablation] == [
         (t, m) for t in s.schedule_tasks for m in study.SCHEDULE_MODELS]
-    assert all(j["epochs"] == 200 and j["lr"] == s.lr and j["lr_final"] == 1e-3
-               and j["checkpoint"] == "last" for j in ablation)
+    # At the default the ablation is the authors' rule at the grid's budget, every epoch.
+    assert all(j["epochs"] == s.epochs and j["lr"] == 1e-3 and j["lr_final"] is None
+               and j["checkpoint"] == "best" and j["patience"] is None for j in ablation)
     assert not any(j in grid for j in ablation)
     # Under the grid's own rule, the ablation repeats the grid's runs.
     same = dataclasses.replace(s, schedule_rule={"epochs": s.epochs})

@@ -47,27 +47,42 @@ def test_sizes_prose_under_the_authors_rule():
 
 def test_sizes_prose_under_a_schedule_says_how_far_e_can_move():
     paper = study.SIZES["paper"]
-    s = dataclasses.replace(study.SIZES["default"], n_train=100, batch_size=25, epochs=200,
-                            lr_final=1e-3, checkpoint="last")
+    s = study.SIZES["default"]  # at most 800 steps under the cosine, with the plateau rule
     got = prose.sizes_prose(s, paper)
     assert got["rule_sentence"] == (
         "Training uses a rate that starts at 0.01 and decays along a cosine to 0.001 at the "
-        "last step, and each run keeps its last state; the authors used a constant 0.001 and "
-        "kept the state of the lowest validation loss. In 800 steps the authors' rate could "
-        "move a restitution by at most 0.13 (the speed limit below), this schedule by 0.73.")
+        "schedule's last step, and each run keeps its last state; the authors used a constant "
+        "0.001 and kept the state of the lowest validation loss. In 800 steps the authors' rate "
+        "could move a restitution by at most 0.13 (the speed limit below), this schedule by "
+        "0.73.")
+    assert got["length_text"].startswith(
+        "for at most 200 epochs (800 optimiser steps), and a run stops earlier once its "
+        "validation loss has plateaued: after 30 epochs (120 steps) in a row in which it did "
+        "not fall 1 % below")
+    every = dataclasses.replace(s, patience=None, epochs=80)
+    assert prose.sizes_prose(every, paper)["length_text"] == (
+        "for 80 epochs (320 optimiser steps for every model).")
     assert got["models_text"] == (
         "CM-CD-CLNN, CMr-CD-CLNN, MLP-CD-CLNN, IN-CP-CLNN and IN-CP-SP on every task, and "
         "CM-CD-CHNN and CMr-CD-CHNN on BP5, CP3 and Gyro")
     assert got["n_models"] == "7 models"
+    # The default's ablation: the authors' rule at the grid's budget.
     assert got["schedule_text"] == (
-        "CM-CD-CLNN trained on BP5, BP5-e and CP3-e for 800 steps with a rate that starts at "
-        "0.01 and decays along a cosine to 0.001 at the last step, and each run keeps its last "
-        "state")
+        "CM-CD-CLNN trained on BP5, BP5-e and CP3-e for 800 steps (the grid's budget) with the "
+        "authors' rule, a constant rate of 0.001, and each run keeps the state of the lowest "
+        "validation loss")
+    cosine = dataclasses.replace(s, patience=None, epochs=80, schedule_rule={
+        "epochs": 200, "lr_final": 1e-3, "checkpoint": "last", "patience": 30})
+    assert prose.sizes_prose(cosine, paper)["schedule_text"] == (
+        "CM-CD-CLNN trained on BP5, BP5-e and CP3-e for at most 800 steps with a rate that "
+        "starts at 0.01 and decays along a cosine to 0.001 at the schedule's last step, and "
+        "each run keeps its last state")
 
 
-def _result(task, model, skipped=0, fallbacks=0, diverged=0, evaluated=True):
+def _result(task, model, skipped=0, fallbacks=0, diverged=0, evaluated=True, steps=8):
     return {
-        "job": {"task": task, "model": model},
+        "job": {"task": task, "model": model, "epochs": 4, "n_train": 4, "batch_size": 2},
+        "steps": steps,
         "skipped_steps": skipped,
         "solver": {"fallbacks": fallbacks},
         "evaluation": {"diverged": diverged} if evaluated else None,
@@ -77,17 +92,21 @@ def _result(task, model, skipped=0, fallbacks=0, diverged=0, evaluated=True):
 def test_runs_prose_counts_shared_jobs_once_and_skips_missing_evaluations():
     shared = _result("BP5", "CM-CD-CLNN", skipped=1, fallbacks=2, diverged=1)
     results = study.StudyResults(
-        grid=[shared, _result("BP5", "IN-CP-SP", fallbacks=1, evaluated=False)],
+        grid=[shared, _result("BP5", "IN-CP-SP", fallbacks=1, evaluated=False, steps=6),
+              _result("CP3", "MLP-CD-CLNN", steps=4)],
         efficiency=[shared],
         lcp=[_result("CP3-e", "CM-CD-CLNN", skipped=3, diverged=5)],
         noise=[],
         schedule=[],
     )
     assert prose.runs_prose(results) == {
-        "n_runs": "3 training runs",
+        "n_runs": "4 training runs",
         "skipped_text": "5 optimiser steps",  # the shared job's results, in both studies
         "fallbacks_text": "3 cvxpylayers fallbacks",
         "diverged_text": "1 test rollout",  # the grid's only
+        # Of 8 planned steps, the baselines stopped by the plateau rule at 6 and 4.
+        "stopped_text": "the contact models trained 8–8 steps (0 of 1 stopped by the plateau "
+        "rule); the baselines trained 4–6 steps (2 of 2 stopped by the plateau rule)",
     }
 
 

@@ -175,6 +175,9 @@ class LearnSizes(Sizes):
             from ``lr`` (:func:`~physid.contact.training.learning_rate`).
         checkpoint: the state a run keeps, ``"best"`` (lowest validation loss, the authors')
             or ``"last"`` (:data:`~physid.contact.training.CHECKPOINTS`).
+        patience: ``None`` to train every epoch, else the epochs without a 1 % fall of the
+            validation loss after which a run stops (the plateau rule of
+            :class:`~physid.contact.training.TrainConfig`).
         tasks: the tasks of Figs. 3–5 and Table 2.
         models: the models trained on every task.
         chnn_tasks: tasks on which the CHNN forms of the contact models (CM-CD-CHNN,
@@ -188,7 +191,7 @@ class LearnSizes(Sizes):
         schedule_tasks: tasks on which :data:`SCHEDULE_MODELS` also train under
             ``schedule_rule`` (an ablation of the training's length, schedule and checkpoint).
         schedule_rule: how those runs train, as changes to the grid's ``epochs``, ``lr``,
-            ``lr_final`` and ``checkpoint`` (a dict of some of these keys).
+            ``lr_final``, ``checkpoint`` and ``patience`` (a dict of some of these keys).
         scaling_nodes: rope sizes of Table 3.
         scaling_batch: chunks per timed iteration in Table 3 (enough, beyond the quick scale,
             for the arithmetic of the larger ropes to outweigh the fixed cost of each call).
@@ -198,10 +201,10 @@ class LearnSizes(Sizes):
             ``"auto"`` (the GPU when torch sees one, else the CPU).
         network_dtype: the precision of the contact networks' potential
             (:class:`~physid.contact.learned.Potential`; the contact solve, the constrained
-            dynamics and the baselines stay float64): float32 at the paper's scale, where
-            CM-CD-CLNN on BP5 trained the default's 320 steps learned the same masses and
-            coefficients as in float64 within 1e-6 (relative); a training step at batch 25 on
-            one CPU thread is 1.15× faster (``benchmarks/contact.py``).
+            dynamics and the baselines stay float64): float32 beyond the quick scale, where
+            CM-CD-CLNN on BP5 trained 320 steps learned the same masses and coefficients as in
+            float64 within 1e-6 (relative); a training step at batch 25 on one CPU thread is
+            1.15× faster (``benchmarks/contact.py``).
     """
 
     n_train: int
@@ -212,6 +215,7 @@ class LearnSizes(Sizes):
     lr: float
     lr_final: float | None
     checkpoint: str
+    patience: int | None
     tasks: tuple[str, ...]
     models: tuple[str, ...]
     chnn_tasks: tuple[str, ...]
@@ -235,7 +239,8 @@ class LearnSizes(Sizes):
         tuples += ("noise_tasks", "noise_levels", "scaling_nodes", "schedule_tasks")
         check_device("device", self.device)
         check_choice("network_dtype", self.network_dtype, tuple(NETWORK_DTYPES))
-        training.TrainConfig(lr=self.lr, lr_final=self.lr_final, checkpoint=self.checkpoint)
+        training.TrainConfig(lr=self.lr, lr_final=self.lr_final, checkpoint=self.checkpoint,
+                             patience=self.patience)
         if not isinstance(self.schedule_rule, Mapping) or not self.schedule_rule or not set(
             self.schedule_rule
         ) <= set(SCHEDULE_KEYS):
@@ -263,7 +268,8 @@ class LearnSizes(Sizes):
         make_task(self.rope)
 
     def rule(self) -> dict[str, Any]:
-        """The grid's training rule: its ``epochs``, ``lr``, ``lr_final`` and ``checkpoint``."""
+        """The grid's training rule: its ``epochs``, ``lr``, ``lr_final``, ``checkpoint`` and
+        ``patience``."""
         return {key: getattr(self, key) for key in SCHEDULE_KEYS}
 
 
@@ -271,14 +277,23 @@ _ALL_MODELS = CM_MODELS + BASELINES
 #: The CHNN forms of the contact models (trained on ``chnn_tasks``).
 CHNN_MODELS = tuple(m for m in CM_MODELS if m.endswith("CHNN"))
 #: The fields of a training rule (:attr:`LearnSizes.schedule_rule`).
-SCHEDULE_KEYS = ("epochs", "lr", "lr_final", "checkpoint")
-#: The rule that trains the contact models to convergence at the default's sizes: 800 steps
-#: (200 epochs of 4), the rate decaying from 1e-2 to 1e-3 along a cosine, the last state. Pilots
-#: of CM-CD-CLNN (seed 0): BP5's largest mass-ratio error 0.10 % and BP5-e's e = 1.000 at the
-#: last step; at a constant 1e-2, 0.62 % at step 800 and 1.19 % at step 1,200.
-CONVERGED_RULE: dict[str, Any] = {"epochs": 200, "lr_final": 1e-3, "checkpoint": "last"}
-#: The authors' rule: a constant rate of 1e-3, the state of the lowest validation loss.
-AUTHORS_RULE: dict[str, Any] = {"lr": 1e-3, "lr_final": None, "checkpoint": "best"}
+SCHEDULE_KEYS = ("epochs", "lr", "lr_final", "checkpoint", "patience")
+#: The default's rule, which trains every model until its validation loss plateaus: at most
+#: 800 steps (200 epochs of 4), the rate decaying from 1e-2 to 1e-3 along a cosine, the last
+#: state, and a stop after 30 epochs (120 steps) without a 1 % fall of the validation loss.
+#: Pilots of CM-CD-CLNN (seed 0) over the whole 800 steps: BP5's largest mass-ratio error
+#: 0.10 % and BP5-e's e = 1.000 at the last step; at a constant 1e-2, 0.62 % at step 800 and
+#: 1.19 % at step 1,200, so the schedule converges sooner. The patience, read off the
+#: validation curves of the earlier 320-step grid: every baseline's curve was flat after
+#: 20–40 epochs (they would stop at 36–80 epochs), while the contact models' still fell; with
+#: 20 epochs CM-CD-CLNN on CP3-e would have stopped at epoch 98 of 200, though its validation
+#: loss fell tenfold after it, with 30 at 192.
+CONVERGED_RULE: dict[str, Any] = {"epochs": 200, "lr": 1e-2, "lr_final": 1e-3,
+                                  "checkpoint": "last", "patience": 30}
+#: The authors' rule: a constant rate of 1e-3, the state of the lowest validation loss, every
+#: epoch trained.
+AUTHORS_RULE: dict[str, Any] = {"lr": 1e-3, "lr_final": None, "checkpoint": "best",
+                                "patience": None}
 
 #: Sizes per scale. "paper" is the authors' (800/100/100 trajectories, batch 200, 1000 epochs,
 #: the 200-node rope); "default" fits the book's budget on two cores (see the chapter for what
@@ -294,6 +309,7 @@ SIZES = SizeTable(
         lr=1e-3,
         lr_final=None,
         checkpoint="best",
+        patience=None,
         tasks=("BP5", "CP3-e"),
         models=("CM-CD-CLNN", "CMr-CD-CLNN", "MLP-CD-CLNN", "IN-CP-SP"),
         chnn_tasks=(),
@@ -315,11 +331,8 @@ SIZES = SizeTable(
         n_train=100,
         n_val=25,
         n_test=25,
-        epochs=80,
         batch_size=25,
-        lr=1e-2,
-        lr_final=None,
-        checkpoint="best",
+        **CONVERGED_RULE,
         tasks=TASK_NAMES,
         models=("CM-CD-CLNN", "CMr-CD-CLNN") + BASELINES,
         chnn_tasks=("BP5", "CP3", "Gyro"),
@@ -330,12 +343,13 @@ SIZES = SizeTable(
         noise_tasks=("BP5-e", "CP3", "CP3-e"),
         noise_levels=(0.01,),
         schedule_tasks=("BP5", "BP5-e", "CP3-e"),
-        schedule_rule=CONVERGED_RULE,
+        schedule_rule=AUTHORS_RULE,
         scaling_nodes=ROPE_SCALING_NODES,
         scaling_batch=64,
         scaling_repeats=5,
         n_jobs=2,
         device="cpu",
+        network_dtype="float32",
     ),
     paper=LearnSizes(
         n_train=800,
@@ -346,6 +360,7 @@ SIZES = SizeTable(
         lr=1e-2,
         lr_final=1e-3,
         checkpoint="last",
+        patience=None,
         tasks=TASK_NAMES,
         models=tuple(m for m in _ALL_MODELS if m not in CHNN_MODELS),
         chnn_tasks=TASK_NAMES,
@@ -385,6 +400,7 @@ def _job(s: LearnSizes, task: str, model: str, seed: int, **changes: Any) -> dic
         "lr": s.lr,
         "lr_final": s.lr_final,
         "checkpoint": s.checkpoint,
+        "patience": s.patience,
         "seed": seed,
         "device": s.device,
     }
@@ -569,8 +585,9 @@ def best_cm_and_baseline(results: Iterable[Mapping[str, Any]]) -> list[dict]:
 
 def coefficient_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
     """Table 2: learned μ and e of the CM models on the homogeneous tasks, beside the truth, the
-    authors' learned values and e where training started (the model's seeded start,
-    :func:`~physid.contact.training.initial_parameters`). On a task whose contacts have no
+    authors' learned values, e where training started (the model's seeded start,
+    :func:`~physid.contact.training.initial_parameters`) and the optimiser steps the run took.
+    On a task whose contacts have no
     tangential component (the rope's limits) μ acts on nothing and stays where it started: its
     learned value is NaN there."""
     rows = []
@@ -594,6 +611,7 @@ def coefficient_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
                 "e": float(np.mean(cor)),
                 "authors' e": theirs[1],
                 "start e": float(np.mean(start)),
+                "steps": int(r["steps"]),
             }
         )
     return rows
@@ -668,7 +686,8 @@ def schedule_rows(grid: Sequence[Mapping[str, Any]], schedule: Sequence[Mapping[
             rows.append({
                 "task": task, "model": model, "rule": label, "schedule": rule_label(job),
                 "steps": int(result["steps"]),
-                "e reach": restitution_reach(int(result["steps"]), job["lr"], job["lr_final"]),
+                "e reach": restitution_reach(int(result["steps"]), job["lr"], job["lr_final"],
+                                             training.planned_steps(job)),
                 "epoch kept": int(result["best_epoch"]),
                 "e": float(np.mean(result["learned"]["cor"])),
                 "largest mass-ratio error (%)": 100 * ratios[0]["largest error"] if ratios
@@ -799,6 +818,6 @@ def run_all(s: LearnSizes, seed: int, progress: bool = False) -> StudyResults:
 
 def _cost(job: Mapping[str, Any]) -> float:
     """A rough relative cost of a job, to order the pool."""
-    steps = job["epochs"] * math.ceil(job["n_train"] / job["batch_size"])
+    steps = training.planned_steps(job)
     per_step = 5.0 if job["model"] in CM_MODELS else 1.0
     return steps * per_step * (4.0 if job["task"].startswith("Rope") else 1.0)

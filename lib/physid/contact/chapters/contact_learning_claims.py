@@ -137,7 +137,8 @@ def coefficient_judgement(row: Mapping[str, Any], tol: float = COEFFICIENT_TOL) 
 
 def _out_of_reach(row: Mapping[str, Any], reach: float, tol: float) -> bool:
     """Whether a missed pair is one whose μ is right and whose true e lay further from e's
-    start than training could move it (:func:`~physid.contact.learned.restitution_reach`)."""
+    start than training could move it (``reach``,
+    :func:`~physid.contact.learned.restitution_reach` of the run's steps)."""
     return _mu_near(row, row["true μ"], tol) and abs(row["true e"] - row["start e"]) > reach
 
 
@@ -157,6 +158,12 @@ def learned_mu_e_claim(coefficients: Sequence[Mapping[str, Any]], steps: int, lr
 
     Returns the verdict and the sentence on what CM learned on the gyroscopes."""
     reach = restitution_reach(steps, lr, lr_final)
+
+    def _row_reach(row: Mapping[str, Any]) -> float:
+        """The reach of the row's own run: its steps (``"steps"``, where the plateau rule
+        stopped it early) of the ``steps``-step schedule."""
+        return restitution_reach(row.get("steps", steps), lr, lr_final, planned=steps)
+
     rate = f"{lr:g}" if lr_final is None else f"{lr:g} decaying to {lr_final:g}"
     judged = [coefficient_judgement(r, tol) for r in coefficients]
     holds = bool(judged) and all(j != "missed" for j in judged)
@@ -167,7 +174,7 @@ def learned_mu_e_claim(coefficients: Sequence[Mapping[str, Any]], steps: int, lr
     cause = "open"
     if not judged:
         why = "No contact model was trained on a Table 2 task."
-    elif missed and all(_out_of_reach(r, reach, tol) for r in missed):
+    elif missed and all(_out_of_reach(r, _row_reach(r), tol) for r in missed):
         cause = "setup"
         needed = max(math.ceil(6 * abs(r["true e"] - r["start e"]) / lr) for r in missed)
         why = (f"Every pair outside the tolerance has its μ right and a restitution that "

@@ -33,7 +33,7 @@ from physid.contact.chapters.contact_learning import NO_CONTACT, rule_label
 from physid.contact.drawing import drawing_of
 from physid.contact.models import MODELS
 from physid.contact.tasks import TASK_NAMES, Task, make_task
-from physid.contact.training import initial_parameters, learning_rate
+from physid.contact.training import initial_parameters, learning_rate, planned_steps
 from physid.core.validate import check_choice, check_count, check_positive
 
 __all__ = [
@@ -543,7 +543,7 @@ def trace_figure(grid: Sequence[Mapping[str, Any]], schedule: Sequence[Mapping[s
                 e = np.asarray(trace["cor"], float).reshape(epochs, -1).mean(axis=1)
                 ax.plot(steps, e, _RULE_STYLES[label], color="C0", label=name)
                 start = float(np.mean(initial_parameters(job)["cor"]))
-                total = int(result["steps"])
+                total = planned_steps(job)  # the schedule's length, however far it ran
                 rates = [learning_rate(job["lr"], job["lr_final"], k, total) for k in range(total)]
                 reach = np.cumsum(rates)[np.asarray(steps, int) - 1] / 6.0  # restitution_reach
                 ax.plot(steps, np.minimum(start + reach, 1.0), ":",

@@ -48,9 +48,25 @@ __all__ = [
 
 
 def optimiser_steps(s: LearnSizes) -> int:
-    """The optimiser steps of one contact model's run at the sizes ``s``: a step per minibatch
-    of ``s.batch_size`` chunks (the last one may be short), ``s.epochs`` times."""
+    """The optimiser steps of one run at the sizes ``s`` (at most, where the plateau rule
+    stops it): a step per minibatch of ``s.batch_size`` chunks (the last one may be short),
+    ``s.epochs`` times."""
     return s.epochs * math.ceil(s.n_train / s.batch_size)
+
+
+def _length(s: LearnSizes) -> str:
+    """How long a run trains at the sizes ``s``, in words."""
+    steps = optimiser_steps(s)
+    if s.patience is None:
+        return f"for {s.epochs:,} epochs ({steps:,} optimiser steps for every model)."
+    per_epoch = math.ceil(s.n_train / s.batch_size)
+    gain = 100 * training.TrainConfig().min_improvement
+    return (f"for at most {s.epochs:,} epochs ({steps:,} optimiser steps), and a run stops "
+            f"earlier once its validation loss has plateaued: after {s.patience} epochs "
+            f"({s.patience * per_epoch:,} steps) in a row in which it did not fall {gain:g} % "
+            "below the "
+            "loss of the last epoch that did (`training.plateaued`). Every model trains by this "
+            "one rule, so each stops where its own validation loss stops falling.")
 
 
 #: The authors' training rule: AdamW at a constant rate of 1e-3, the state of the lowest
@@ -60,7 +76,8 @@ AUTHORS_LR = 1e-3
 
 def _rule(lr: float, lr_final: float | None, checkpoint: str) -> str:
     rate = f"a constant rate of {lr:g}" if lr_final is None else (
-        f"a rate that starts at {lr:g} and decays along a cosine to {lr_final:g} at the last step")
+        f"a rate that starts at {lr:g} and decays along a cosine to {lr_final:g} at the "
+        "schedule's last step")
     kept = ("keeps the state of the lowest validation loss" if checkpoint == "best"
             else "keeps its last state")
     return f"{rate}, and each run {kept}"
@@ -115,6 +132,7 @@ def sizes_prose(s: LearnSizes, paper: LearnSizes, seed: int = 0) -> dict[str, An
         "n_tasks": plural(len(s.tasks), "task"),
         "models_text": models_text,
         "steps_per_run": steps,
+        "length_text": _length(s),
         "paper_steps": paper_steps,
         "rule_sentence": rule_sentence,
         "e_reach_authors": authors_reach,
@@ -127,20 +145,36 @@ def sizes_prose(s: LearnSizes, paper: LearnSizes, seed: int = 0) -> dict[str, An
 
 
 def schedule_prose(s: LearnSizes) -> str:
-    """The schedule ablation in words: its models, tasks, steps and rule."""
+    """The schedule ablation in words: its models, tasks, steps and rule (named the authors'
+    where it is theirs, and whether its runs may stop at a plateau)."""
     rule = {**s.rule(), **s.schedule_rule}
     steps = rule["epochs"] * math.ceil(s.n_train / s.batch_size)
+    theirs = (rule["lr"], rule["lr_final"], rule["checkpoint"]) == (AUTHORS_LR, None, "best")
+    length = "at most " if rule["patience"] is not None else ""
+    same = " (the grid's budget)" if rule["epochs"] == s.epochs else ""
     return (f"{_names(list(SCHEDULE_MODELS))} trained on {_names(list(s.schedule_tasks))} for "
-            f"{steps:,} steps with {_rule(rule['lr'], rule['lr_final'], rule['checkpoint'])}")
+            f"{length}{steps:,} steps{same} with "
+            + ("the authors' rule, " if theirs else "")
+            + _rule(rule["lr"], rule["lr_final"], rule["checkpoint"]))
 
 
 def runs_prose(results: StudyResults) -> dict[str, Any]:
     """How the training went: the distinct runs (a job shared by two studies counts once),
-    the optimiser steps skipped over all the studies' results, and the grid's cvxpylayers
-    fallbacks and diverged test rollouts (a grid run without an evaluation has none)."""
+    the optimiser steps skipped over all the studies' results, the grid's cvxpylayers
+    fallbacks and diverged test rollouts (a grid run without an evaluation has none), and how
+    many steps the grid's contact models and baselines trained (the plateau rule may stop a
+    run before its schedule ends)."""
     parts = [getattr(results, f.name) for f in dataclasses.fields(results)]  # every study
     every = [r for part in parts for r in part]
     runs = len({repr(sorted(r["job"].items())) for r in every})
+    stopped = []
+    for label, models in (("the contact models", CM_MODELS), ("the baselines", BASELINES)):
+        taken = [int(r["steps"]) for r in results.grid if r["job"]["model"] in models]
+        early = sum(int(r["steps"]) < training.planned_steps(r["job"]) for r in results.grid
+                    if r["job"]["model"] in models)
+        if taken:
+            stopped.append(f"{label} trained {min(taken):,}–{max(taken):,} steps "
+                           f"({early} of {len(taken)} stopped by the plateau rule)")
     evaluations = [r["evaluation"] for r in results.grid if r["evaluation"] is not None]
     return {
         "n_runs": plural(runs, "training run"),
@@ -149,6 +183,7 @@ def runs_prose(results: StudyResults) -> dict[str, Any]:
             sum(r["solver"]["fallbacks"] for r in results.grid), "cvxpylayers fallback"
         ),
         "diverged_text": plural(sum(e["diverged"] for e in evaluations), "test rollout"),
+        "stopped_text": "; ".join(stopped) if stopped else "no run of the grid",
     }
 
 
