@@ -117,13 +117,13 @@ def test_cm_returns_the_least_norm_minimiser_on_every_path(solver, requires_grad
 
 def test_fast_solver_failures_fall_back_and_are_counted(monkeypatch):
     s = singular_space(True)
-    real = fast.solve
+    real = fast._solve
 
     def unpolished(*args, **kwargs):
         solution = real(*args, **kwargs)
         return dataclasses.replace(solution, polished=torch.zeros_like(solution.polished))
 
-    monkeypatch.setattr(fast, "solve", unpolished)
+    monkeypatch.setattr(fast, "_solve", unpolished)
     log = SolverLog()
     res = ContactModel().resolve(s, log)
     assert log.fallbacks == 6 and log.problems == 6

@@ -796,6 +796,15 @@ def solve(
             f"inconsistent shapes: A {tuple(A.shape)}, c {tuple(c.shape)}, "
             f"mu {tuple(mu.shape)}, lb {tuple(lb.shape)}, k={k!r}"
         )
+    return _solve(A, c, mu, lb, k, tol, max_iter, newton_steps, direct)
+
+
+def _solve(A: Tensor, c: Tensor, mu: Tensor, lb: Tensor, k: int, tol: float = 1e-9,
+           max_iter: int = 50, newton_steps: int = 8, direct: bool = True) -> FastSolution:
+    """:func:`solve` of arguments already checked (by :func:`solve`, or built by
+    :class:`~physid.contact.model.ContactModel` from a space the library made)."""
+    B, m = c.shape
+    C = mu.shape[1]
     # Everything is solved for the equivalent problem in f' = κ f with A' = A / κ and
     # lb' = κ lb (κ the largest entry of A, detached), whose entries are of the order of a
     # velocity whatever the masses: the tolerances and the polish's conditioning then hold over

@@ -25,10 +25,10 @@ from physid.contact.mechanics import acceleration
 from physid.contact.model import (
     ContactSpace,
     SolverLog,
+    _frame,
+    _target,
     authors_target,
     check_inverse_inertia,
-    contact_frame,
-    penetration_target,
 )
 from physid.contact.system import ContactSystem
 from physid.core.progress import progress as progress_bar
@@ -212,11 +212,11 @@ def _apply_contacts(
         distance = torch.where(real, detection.distance[rows[:, None], order], 0.0)
         G = system.constraint_jacobian(x[rows])
         minv = inv_mass[rows] if inv_mass.dim() == 3 else inv_mass
-        frame = contact_frame(minv, J, G)
-        target = penetration_target(distance, k, dt, model.compensation)
+        frame = _frame(minv, J, G)  # the inputs were checked where they came in
+        target = _target(distance, k, dt, model.compensation)
         if model.authors_target:
             target = authors_target(target, J, G)
-        space = ContactSpace(
+        space = ContactSpace._made(
             factor=frame.factor,
             velocity=(J @ v[rows][..., None])[..., 0],
             target=target,
@@ -307,7 +307,7 @@ def _padded(space: ContactSpace, real: Tensor, size: int) -> ContactSpace:
     def padded(values: Tensor, width: int) -> Tensor:
         return torch.nn.functional.pad(values, (0, pad * width))
 
-    return ContactSpace(
+    return ContactSpace._made(
         factor=factor,
         velocity=torch.where(dummy_rows, separating.reshape(B, -1), padded(space.velocity, k)),
         target=torch.where(dummy_rows, 0.0, padded(space.target, k)),

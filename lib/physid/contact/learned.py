@@ -48,7 +48,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from physid.contact.integrate import apply_contacts, rk4_step
+from physid.contact.integrate import _apply_contacts, rk4_step
 from physid.contact.mechanics import Constraints, acceleration, inverse_mass_matrix
 from physid.contact.model import VARIANTS, ContactModel, SolverLog
 from physid.contact.system import ContactSystem
@@ -511,19 +511,24 @@ class _ContactNetwork(nn.Module):
         self, x: Tensor, v: Tensor, inv_mass: Tensor, mu: Tensor, cor: Tensor, model: ContactModel
     ) -> Tensor:
         """Velocities after the contact impulses; samples whose state is no longer finite (a
-        diverging learned model) are left as they are, so a blow-up is seen by the caller."""
+        diverging learned model) are left as they are, so a blow-up is seen by the caller.
+
+        The states come from a rollout whose start was checked, μ, e and M⁻¹ from the model's
+        own parametrisation (ReLU, hardsigmoid, and positive masses and moments in
+        :func:`~physid.contact.mechanics.inverse_mass_matrix`): the step does not
+        check them again (:func:`~physid.contact.integrate.apply_contacts` would, with a host
+        synchronisation and an eigendecomposition per step)."""
         finite = torch.isfinite(x).all(1) & torch.isfinite(v).all(1)
+        dt = float(self.task.dt)
         if bool(finite.all()):
-            v_new, _ = apply_contacts(
-                self.system, model, x, v, mu, cor, self.task.dt, self.log, inv_mass=inv_mass
-            )
+            v_new, _ = _apply_contacts(self.system, model, x, v, mu, cor, dt, self.log,
+                                       inv_mass, None)
             return v_new
         rows = finite.nonzero()[:, 0]
         if len(rows) == 0:
             return v
-        v_rows, _ = apply_contacts(
-            self.system, model, x[rows], v[rows], mu, cor, self.task.dt, self.log, inv_mass
-        )
+        v_rows, _ = _apply_contacts(self.system, model, x[rows], v[rows], mu, cor, dt,
+                                    self.log, inv_mass, None)
         return v.index_put((rows,), v_rows)
 
     def learned_parameters(self) -> dict:

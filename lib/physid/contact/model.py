@@ -173,6 +173,18 @@ class ContactSpace:
         if bool((self.cor > 1).any()):
             raise ValueError(f"cor (restitution) must lie in [0, 1], found {self.cor.max():g}")
 
+    @classmethod
+    def _made(cls, factor: Tensor, velocity: Tensor, target: Tensor, mu: Tensor, cor: Tensor,
+              k: int, padding: int = 0) -> ContactSpace:
+        """A space of tensors the library made itself from checked inputs
+        (:func:`physid.contact.integrate.apply_contacts`): the checks of ``__post_init__``,
+        host synchronisations among them, are not repeated at every step."""
+        space = object.__new__(cls)
+        for name, value in (("factor", factor), ("velocity", velocity), ("target", target),
+                            ("mu", mu), ("cor", cor), ("k", k), ("padding", padding)):
+            object.__setattr__(space, name, value)
+        return space
+
     @property
     def batch(self) -> int:
         return self.mu.shape[0]
@@ -315,7 +327,7 @@ class ContactModel:
         if self.solver == "reference":
             log.reference += c.shape[0]
             return reference.solve(factor, c, mu, lb, k, batched=self.batched_reference)
-        solution = fast.solve(A, c, mu, lb, k, tol=SOLVER_TOL)
+        solution = fast._solve(A, c, mu, lb, k, tol=SOLVER_TOL)  # its inputs made here
         unusable = ~solution.polished & (~solution.converged | needs_grad)
         n_unpolished = int((~solution.polished & ~unusable).sum())
         log.fast_exact += int(solution.polished.sum())
@@ -355,6 +367,11 @@ def penetration_target(
     check_count("k", k, minimum=1, maximum=3)
     dt = check_positive("dt", dt)
     fraction = check_in_range("fraction", fraction, 0.0, 1.0)
+    return _target(distance, k, dt, fraction)
+
+
+def _target(distance: Tensor, k: int, dt: float, fraction: float) -> Tensor:
+    """:func:`penetration_target` of arguments already checked."""
     normal = -fraction * distance.clamp(max=0.0) / dt
     target = torch.zeros(*distance.shape, k, dtype=distance.dtype, device=distance.device)
     target[..., 0] = normal
@@ -456,6 +473,13 @@ def contact_frame(
     if constraint_jacobian is not None:
         shape = (jacobian.shape[0], None, N)
         check_tensor("constraint_jacobian", constraint_jacobian, shape=shape, dtype=torch.float64)
+    return _frame(inv_mass, jacobian, constraint_jacobian)
+
+
+def _frame(inv_mass: Tensor, jacobian: Tensor, constraint_jacobian: Tensor | None
+           ) -> ContactFrame:
+    """:func:`contact_frame` of arguments already checked (the Cholesky factor's failure is
+    still raised: positive semi-definite is checked, definite is not)."""
     chol, info = torch.linalg.cholesky_ex(inv_mass)
     if bool((info != 0).any()):
         raise ValueError("inv_mass (the inverse inertia) must be positive definite")
