@@ -54,8 +54,11 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
     # The default trains every model by the plateau rule; the paper's scale every epoch.
     default = study.SIZES["default"]
     assert (default.epochs, default.lr, default.lr_final, default.checkpoint,
-            default.patience) == (200, 1e-2, 1e-3, "last", 30)
+            default.patience) == (200, 1e-2, 1e-3, "best", 30)
     assert {j["patience"] for j in study.grid_jobs(default, 0)} == {30}
+    # The baselines' schedule is their own length; the contact models take the grid's.
+    epochs = {(j["model"] in study.CM_MODELS, j["epochs"]) for j in study.grid_jobs(default, 0)}
+    assert epochs == {(True, 200), (False, study.BASELINE_EPOCHS)}
     assert paper.patience is None
 
 
@@ -77,6 +80,7 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
         ({"lr_final": 1.0}, "lr_final"),
         ({"checkpoint": "smoothed"}, "checkpoint"),
         ({"patience": 0}, "patience"),
+        ({"baseline_epochs": 0}, "baseline_epochs"),
         ({"schedule_rule": {"patience": -2}}, "patience"),
         ({"schedule_rule": {}}, "schedule_rule"),
         ({"schedule_rule": {"steps": 3}}, "schedule_rule"),
@@ -94,7 +98,8 @@ def test_jobs_cover_the_grid_and_the_studies():
     assert len(grid) == len(s.tasks) * len(s.models) + 2 * len(s.chnn_tasks)
     assert {j["task"] for j in grid if j["model"] in study.CHNN_MODELS} == set(s.chnn_tasks)
     assert {j["task"] for j in grid if j["task"].startswith("Rope")} == {s.rope}
-    assert all(j["lr"] == s.lr and j["epochs"] == s.epochs for j in grid)
+    assert all(j["lr"] == s.lr for j in grid)
+    assert all(j["epochs"] == s.epochs for j in grid if j["model"] in study.CM_MODELS)
     assert all((j["lr_final"], j["checkpoint"]) == (s.lr_final, s.checkpoint) for j in grid)
     assert {j["n_train"] for j in study.efficiency_jobs(s, 0)} == set(s.efficiency_sizes)
     assert {j["data_model"] for j in study.lcp_jobs(s, 0)} == {"LCP"}

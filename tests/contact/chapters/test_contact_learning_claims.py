@@ -92,7 +92,13 @@ def test_mass_ratios_within_one_percent_and_the_bd5_sentence():
     bd5_rows = [{"model": "CM-CD-CLNN", "largest error": 0.2}]
     fails, bd5 = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000)
     assert not _valid(fails).holds and fails.numbers == {"bp5_worst": pytest.approx(92.29)}
-    assert fails.why == "The largest error is 92.29 % after 2 optimiser steps (the paper: 4000)."
+    assert fails.why == ("The largest error is 92.29 % after at most 2 optimiser steps (the "
+                         "paper: 4000).")
+    # With models on both sides of the tolerance, the why names each.
+    both = bp5 + [{"model": "CM-CD-CHNN", "largest error": 0.0004}]
+    split, _ = claims.mass_ratio_claim(both, [], 2, 4000)
+    assert split.why.endswith(" Outside the tolerance: CM-CD-CLNN 92.29 %; within it: "
+                              "CM-CD-CHNN 0.040 %.")
     assert fails.cause == "open"
     # Trained under the ablation's rule the ratios are right: the grid's training fails it.
     ablation = [{"task": "BP5", "model": "CM-CD-CLNN", "rule": "grid", "steps": 2,
@@ -101,7 +107,8 @@ def test_mass_ratios_within_one_percent_and_the_bd5_sentence():
                  "schedule": "cosine 0.01 → 0.001, last", "largest mass-ratio error (%)": 0.5}]
     setup, _ = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, ablation)
     assert setup.cause == "setup" and setup.why.endswith(
-        " Trained 8 steps (cosine 0.01 → 0.001, last), the largest errors are: CM-CD-CLNN "
+        " Under the ablation's rule, trained 8 steps (cosine 0.01 → 0.001, last), the largest "
+        "errors are: CM-CD-CLNN "
         "0.50 %: the grid's training is what fails the ratios.")
     ablation[1]["largest mass-ratio error (%)"] = 3.0
     still, _ = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, ablation)

@@ -51,15 +51,18 @@ def test_sizes_prose_under_a_schedule_says_how_far_e_can_move():
     got = prose.sizes_prose(s, paper)
     assert got["rule_sentence"] == (
         "Training uses a rate that starts at 0.01 and decays along a cosine to 0.001 at the "
-        "schedule's last step, and each run keeps its last state; the authors used a constant "
-        "0.001 and kept the state of the lowest validation loss. In 800 steps the authors' rate "
-        "could move a restitution by at most 0.13 (the speed limit below), this schedule by "
-        "0.73.")
+        "schedule's last step, and each run keeps the state of the lowest validation loss; the "
+        "authors used a constant 0.001 and kept the state of the lowest validation loss. In 800 "
+        "steps the authors' rate could move a restitution by at most 0.13 (the speed limit "
+        "below), this schedule by 0.73.")
     assert got["length_text"].startswith(
         "for at most 200 epochs (800 optimiser steps), and a run stops earlier once its "
         "validation loss has plateaued: after 30 epochs (120 steps) in a row in which it did "
         "not fall 1 % below")
-    every = dataclasses.replace(s, patience=None, epochs=80)
+    assert got["length_text"].endswith(
+        "The baselines' schedule is 80 epochs (320 steps): their validation losses flatten well "
+        "before the contact models' (`study.BASELINE_EPOCHS` says by how much).")
+    every = dataclasses.replace(s, patience=None, epochs=80, baseline_epochs=None)
     assert prose.sizes_prose(every, paper)["length_text"] == (
         "for 80 epochs (320 optimiser steps for every model).")
     assert got["models_text"] == (
@@ -68,13 +71,13 @@ def test_sizes_prose_under_a_schedule_says_how_far_e_can_move():
     assert got["n_models"] == "7 models"
     # The default's ablation: the authors' rule at the grid's budget.
     assert got["schedule_text"] == (
-        "CM-CD-CLNN trained on BP5, BP5-e and CP3-e for 800 steps (the grid's budget) with the "
+        "CM-CD-CLNN trained on BP5 and BP5-e for 800 steps (the grid's budget) with the "
         "authors' rule, a constant rate of 0.001, and each run keeps the state of the lowest "
         "validation loss")
     cosine = dataclasses.replace(s, patience=None, epochs=80, schedule_rule={
         "epochs": 200, "lr_final": 1e-3, "checkpoint": "last", "patience": 30})
     assert prose.sizes_prose(cosine, paper)["schedule_text"] == (
-        "CM-CD-CLNN trained on BP5, BP5-e and CP3-e for at most 800 steps with a rate that "
+        "CM-CD-CLNN trained on BP5 and BP5-e for at most 800 steps with a rate that "
         "starts at 0.01 and decays along a cosine to 0.001 at the schedule's last step, and "
         "each run keeps its last state")
 

@@ -61,12 +61,16 @@ def _length(s: LearnSizes) -> str:
         return f"for {s.epochs:,} epochs ({steps:,} optimiser steps for every model)."
     per_epoch = math.ceil(s.n_train / s.batch_size)
     gain = 100 * training.TrainConfig().min_improvement
-    return (f"for at most {s.epochs:,} epochs ({steps:,} optimiser steps), and a run stops "
+    text = (f"for at most {s.epochs:,} epochs ({steps:,} optimiser steps), and a run stops "
             f"earlier once its validation loss has plateaued: after {s.patience} epochs "
             f"({s.patience * per_epoch:,} steps) in a row in which it did not fall {gain:g} % "
-            "below the "
-            "loss of the last epoch that did (`training.plateaued`). Every model trains by this "
-            "one rule, so each stops where its own validation loss stops falling.")
+            "below the loss of the last epoch that did (`training.plateaued`), so each model "
+            "stops where its own validation loss stops falling.")
+    if s.baseline_epochs is not None and s.baseline_epochs != s.epochs:
+        text += (f" The baselines' schedule is {s.baseline_epochs:,} epochs "
+                 f"({s.baseline_epochs * per_epoch:,} steps): their validation losses flatten "
+                 "well before the contact models' (`study.BASELINE_EPOCHS` says by how much).")
+    return text
 
 
 #: The authors' training rule: AdamW at a constant rate of 1e-3, the state of the lowest
