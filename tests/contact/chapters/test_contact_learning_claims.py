@@ -72,9 +72,13 @@ def test_learned_mu_e_is_judged_against_the_truth_or_where_the_authors_missed_it
     longer, _ = claims.learned_mu_e_claim(rows, 2000, 0.01)
     assert longer.cause == "open" and longer.why == (
         "Outside the tolerance of the truth and of the authors' value: CM-CD-CLNN on CP3-e "
-        "(μ = 0.006, e = 0.595); CMr-CD-CLNN on Gyro (μ = 0.100, e = 0.700), after 2000 "
-        "optimiser steps."
+        "(μ = 0.006, e = 0.595, 2000 of at most 2000 optimiser steps); CMr-CD-CLNN on Gyro "
+        "(μ = 0.100, e = 0.700, 2000 of at most 2000 optimiser steps)."
     )
+    # A run the plateau rule stopped says how far it went.
+    stopped = [{**r, "steps": 452} for r in rows]
+    assert "e = 0.595, 452 of at most 2000 optimiser steps" in claims.learned_mu_e_claim(
+        stopped, 2000, 0.01)[0].why
     rows[2] = {**rows[2], "μ": 0.3}
     assert claims.learned_mu_e_claim(rows, 2, 0.01)[0].cause == "open"
     assert not _valid(claims.learned_mu_e_claim([], 2, 0.01)[0]).holds
@@ -206,7 +210,9 @@ def _lcp(lcp, baseline):
 def test_lcp_data_beats_the_baselines():
     assert _valid(claims.robust_lcp_claim([_lcp(1.0, 1.2)])).holds
     fails = _valid(claims.robust_lcp_claim([_lcp(1.4, 1.2)]))
-    assert not fails.holds and fails.why == "A baseline trained on CM data is better on CP3-e."
+    assert not fails.holds and fails.why == (
+        "A baseline trained on CM data is better on CP3-e (1.2 against 1.4 trained on LCP data, "
+        "1.4 on CM data).")
     assert fails.ours == "CP3-e: 1.4 (CM data 1.4)"
     empty = _valid(claims.robust_lcp_claim([]))
     assert not empty.holds and "No task was trained on LCP data" in empty.why

@@ -188,8 +188,8 @@ def learned_mu_e_claim(coefficients: Sequence[Mapping[str, Any]], steps: int, lr
                f"the constant rate {lr:g} would let every one get there.")
     else:
         why = "Outside the tolerance of the truth and of the authors' value: " + "; ".join(
-            f"{r['model']} on {r['task']} (μ = {r['μ']:.3f}, e = {r['e']:.3f})"
-            for r in missed) + f", after {steps} optimiser steps."
+            f"{r['model']} on {r['task']} (μ = {r['μ']:.3f}, e = {r['e']:.3f}, "
+            f"{r.get('steps', steps)} of at most {steps} optimiser steps)" for r in missed) + "."
     verdict = Verdict(
         "zhong2021-learned-mu-e",
         "The learned friction and restitution coefficients match the true ones (Table 2) "
@@ -448,7 +448,10 @@ def robust_lcp_claim(lcp_rows: Sequence[Mapping[str, Any]]) -> Verdict:
         holds=holds,
         cause="open",
         why="" if holds else (
-            "A baseline trained on CM data is better on " + ", ".join(worse) + "." if worse
+            "A baseline trained on CM data is better on " + ", ".join(
+                f"{r['task']} ({r['best baseline, CM data']:.2g} against {r['LCP data']:.2g} "
+                f"trained on LCP data, {r['CM data']:.2g} on CM data)"
+                for r in lcp_rows if r["task"] in worse) + "." if worse
             else "No task was trained on LCP data at this scale."
         ),
     )
