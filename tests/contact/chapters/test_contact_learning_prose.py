@@ -61,7 +61,7 @@ def test_sizes_prose_under_a_schedule_says_how_far_e_can_move():
         "not fall 1 % below")
     assert got["length_text"].endswith(
         "The baselines' schedule is 80 epochs (320 steps): their validation losses flatten well "
-        "before the contact models' (`study.BASELINE_EPOCHS` says by how much).")
+        "before the contact models' (measured beside study.BASELINE_EPOCHS).")
     every = dataclasses.replace(s, patience=None, epochs=80, baseline_epochs=None)
     assert prose.sizes_prose(every, paper)["length_text"] == (
         "for 80 epochs (320 optimiser steps for every model).")

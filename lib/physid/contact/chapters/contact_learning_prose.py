@@ -64,12 +64,12 @@ def _length(s: LearnSizes) -> str:
     text = (f"for at most {s.epochs:,} epochs ({steps:,} optimiser steps), and a run stops "
             f"earlier once its validation loss has plateaued: after {s.patience} epochs "
             f"({s.patience * per_epoch:,} steps) in a row in which it did not fall {gain:g} % "
-            "below the loss of the last epoch that did (`training.plateaued`), so each model "
+            "below the loss of the last epoch that did (training.plateaued), so each model "
             "stops where its own validation loss stops falling.")
     if s.baseline_epochs is not None and s.baseline_epochs != s.epochs:
         text += (f" The baselines' schedule is {s.baseline_epochs:,} epochs "
                  f"({s.baseline_epochs * per_epoch:,} steps): their validation losses flatten "
-                 "well before the contact models' (`study.BASELINE_EPOCHS` says by how much).")
+                 "well before the contact models' (measured beside study.BASELINE_EPOCHS).")
     return text
 
 
