@@ -56,7 +56,7 @@ noise). A visit costs about 2 ns; the rest of an event, about 0.35 µs, is its b
 divisions, and the two line solves of a sliding step (the stick test's and the root's that
 the tape records) about 4.5 µs each: a sliding step about 30 µs against a sticking step's
 5–6 µs. The root's line solve now starts from the walk's own ω at the root (the hops of
-:func:`_line_hops`, which end in the sorted search's answer): the benchmark's sliding batch
+``_line_hops``, which end in the sorted search's answer): the benchmark's sliding batch
 gives the same trajectories to the bit, and its cost against the sticking batch went from
 3.08× to 2.94× in one interleaved run of 15 rounds (a noisy machine; the target, 2×, needs a
 search that skips pieces).
