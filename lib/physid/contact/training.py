@@ -94,8 +94,8 @@ class TrainConfig:
         seed: seed of the minibatch shuffling.
         patience: ``None`` to train every epoch, else the plateau rule: training stops after
             ``patience`` epochs in a row in which the validation loss did not fall below
-            ``1 − min_improvement`` times the reference, the lowest loss at the last epoch that
-            did (:func:`plateaued`). The learning-rate schedule keeps its length
+            ``1 − min_improvement`` times the loss of the last epoch that did
+            (:func:`plateaued`). The learning-rate schedule keeps its length
             (``epochs``), so a run that stops early stops where its rate was.
         min_improvement: the relative fall of the validation loss that counts as progress
             for ``patience``.
