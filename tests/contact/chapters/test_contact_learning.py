@@ -85,6 +85,10 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
         ({"schedule_rule": {}}, "schedule_rule"),
         ({"schedule_rule": {"steps": 3}}, "schedule_rule"),
         ({"schedule_rule": {"lr_final": -1.0}}, "lr_final"),
+        ({"data_tasks": ("BP7",)}, "data_tasks"),
+        ({"data_tasks": "BP5"}, "data_tasks"),
+        ({"data_n_train": 1}, "data_n_train"),
+        ({"data_tasks": (), "data_n_train": 800}, "data_n_train"),
     ],
 )
 def test_bad_sizes_are_refused_by_name(changes, name):
@@ -118,6 +122,18 @@ def test_jobs_cover_the_grid_and_the_studies():
     paper = study.SIZES["paper"]
     assert all((j["lr"], j["lr_final"], j["checkpoint"]) == (1e-3, None, "best")
                for j in study.schedule_jobs(paper, 0))
+    # The data ablation: the CMr models on the paper's 800 trajectories, for the grid's 800
+    # planned steps (25 epochs of 32 minibatches), otherwise the grid's jobs.
+    data = study.data_jobs(s, 0)
+    assert [(j["task"], j["model"]) for j in data] == [("BP5", m) for m in study.DATA_MODELS]
+    assert all(j["n_train"] == 800 and j["epochs"] == 25 for j in data)
+    assert all(training.planned_steps(j) == 800 for j in data)
+    twin = next(j for j in grid if (j["task"], j["model"]) == ("BP5", "CMr-CD-CLNN"))
+    assert {k for k in twin if twin[k] != data[0][k]} == {"n_train", "epochs"}
+    # Without CHNN on BP5 only CMr-CD-CLNN repeats; the paper's scale has no data ablation.
+    no_chnn = dataclasses.replace(s, chnn_tasks=())
+    assert [j["model"] for j in study.data_jobs(no_chnn, 0)] == ["CMr-CD-CLNN"]
+    assert study.data_jobs(paper, 0) == []
     with pytest.raises(TypeError, match="s must be a LearnSizes"):
         study.grid_jobs({"n_train": 3}, 0)
 
@@ -160,16 +176,17 @@ def test_tables_from_results(tiny_results):
     start = training.initial_parameters(tiny_results.noise[0]["job"])["cor"]
     assert coef["start e"] == pytest.approx(float(np.mean(start))) and 0 <= coef["start e"] <= 1
     cm_schedule = [tiny_results.find("schedule", model="CM-CD-CLNN")]
-    book, other = study.schedule_rows(grid, cm_schedule)
+    book, other = study.ablation_rows(grid, cm_schedule)
     assert (book["rule"], other["rule"]) == ("grid", "ablation")
     assert book["schedule"] == "constant 0.001, best validation"
     assert other["schedule"] == "cosine 0.001 → 0.0001, last state"
     assert other["e reach"] == pytest.approx(learned.restitution_reach(3, 1e-3, 1e-4))
     assert other["steps"] == 3 * book["steps"] and other["energy drift (%)"] is None
+    assert other["trajectories"] == book["trajectories"] == 4
     assert other["largest mass-ratio error (%)"] == pytest.approx(
         100 * study.mass_ratio_rows(cm_schedule, "BP5")[0]["largest error"])
     with pytest.raises(ValueError, match="^grid must hold one run"):
-        study.schedule_rows(grid[1:], tiny_results.schedule)
+        study.ablation_rows(grid[1:], tiny_results.schedule)
     (ratios,) = study.mass_ratio_rows(grid, "BP5")
     assert ratios["model"] == "CM-CD-CLNN" and ratios["ratios"][0] == 1.0
     assert ratios["authors' ratios"][1] == pytest.approx(2.0001)

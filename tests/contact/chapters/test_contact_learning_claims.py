@@ -106,18 +106,33 @@ def test_mass_ratios_within_one_percent_and_the_bd5_sentence():
     assert fails.cause == "open"
     # Trained under the ablation's rule the ratios are right: the grid's training fails it.
     ablation = [{"task": "BP5", "model": "CM-CD-CLNN", "rule": "grid", "steps": 2,
-                 "schedule": "constant 0.01, best", "largest mass-ratio error (%)": 92.29},
+                 "trajectories": 100, "schedule": "constant 0.01, best",
+                 "largest mass-ratio error (%)": 92.29},
                 {"task": "BP5", "model": "CM-CD-CLNN", "rule": "ablation", "steps": 8,
-                 "schedule": "cosine 0.01 → 0.001, last", "largest mass-ratio error (%)": 0.5}]
+                 "trajectories": 100, "schedule": "cosine 0.01 → 0.001, last",
+                 "largest mass-ratio error (%)": 0.5}]
     setup, _ = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, ablation)
     assert setup.cause == "setup" and setup.why.endswith(
-        " Under the ablation's rule, trained 8 steps (cosine 0.01 → 0.001, last), the largest "
-        "errors are: CM-CD-CLNN "
-        "0.50 %: the grid's training is what fails the ratios.")
+        " Trained at most 8 steps (cosine 0.01 → 0.001, last) on 100 training trajectories, "
+        "the largest errors are: CM-CD-CLNN 0.50 %: the grid's training rule is what fails "
+        "the ratios.")
     ablation[1]["largest mass-ratio error (%)"] = 3.0
     still, _ = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, ablation)
     assert still.cause == "open"
     assert still.why.endswith("the largest errors are: CM-CD-CLNN 3.00 %.")
+    # More trajectories under the grid's rule bring the model within the tolerance: the
+    # grid's number of trajectories fails it, and each ablation has its sentence.
+    data = [dict(ablation[0], rule="grid"),
+            dict(ablation[0], rule="ablation", trajectories=800, steps=2,
+                 **{"largest mass-ratio error (%)": 0.25})]
+    both_kinds, _ = claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, ablation + data)
+    assert both_kinds.cause == "setup" and both_kinds.why.endswith(
+        "the largest errors are: CM-CD-CLNN 3.00 %. Trained at most 2 steps (constant 0.01, "
+        "best) on 800 training trajectories, the largest errors are: CM-CD-CLNN 0.25 %: the "
+        "grid's 100 training trajectories is what fails the ratios.")
+    # An ablation on another task, or on models that do not fail, leaves the cause open.
+    elsewhere = [dict(r, task="BD5") for r in data]
+    assert claims.mass_ratio_claim(bp5, bd5_rows, 2, 4000, elsewhere)[0].cause == "open"
     # A failing model the ablation did not train leaves the cause open.
     ablation[1]["largest mass-ratio error (%)"] = 0.5
     both = [*bp5, {"model": "CMr-CD-CLNN", "largest error": 0.06}]

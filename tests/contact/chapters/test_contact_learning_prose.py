@@ -101,6 +101,7 @@ def test_runs_prose_counts_shared_jobs_once_and_skips_missing_evaluations():
         lcp=[_result("CP3-e", "CM-CD-CLNN", skipped=3, diverged=5)],
         noise=[],
         schedule=[],
+        data=[],
     )
     assert prose.runs_prose(results) == {
         "n_runs": "4 training runs",
@@ -118,6 +119,29 @@ def test_scaling_prose_says_what_the_contacts_cost(slope, start):
     got = prose.scaling_prose(study.SIZES["quick"], slope)
     assert got["contacts_effect"].startswith(start)
     assert got["scaling_batch"] == study.SIZES["quick"].scaling_batch
+
+
+def test_data_prose_names_the_runs_and_their_trajectories():
+    paper = study.SIZES["paper"]
+    assert prose.data_prose(study.SIZES["default"], paper) == (
+        "CMr-CD-CLNN and CMr-CD-CHNN trained on BP5 with 800 training trajectories (the "
+        "paper's count) instead of 100, under the grid's rule and for its 800 planned steps")
+    assert prose.data_prose(paper, paper) == (
+        "no run at this scale, which trains on 800 trajectories throughout")
+
+
+def test_data_result_prose_sets_each_run_beside_the_grid():
+    def row(model, rule, n, error):
+        return {"task": "BP5", "model": model, "rule": rule, "trajectories": n,
+                "largest mass-ratio error (%)": error}
+
+    rows = [row("CM-CD-CLNN", "grid", 100, 0.05), row("CM-CD-CLNN", "ablation", 100, 75.0),
+            row("CMr-CD-CLNN", "grid", 100, 6.17), row("CMr-CD-CLNN", "ablation", 800, 0.25)]
+    assert prose.data_result_prose(rows) == {"data_result_text": (
+        "On 800 training trajectories of BP5 the largest mass-ratio errors are CMr-CD-CLNN "
+        "0.25 %, against 6.17 % on the grid's 100.")}
+    assert prose.data_result_prose(rows[:2]) == {
+        "data_result_text": "No run of this scale changes the number of trajectories."}
 
 
 def test_explorer_prose_names_model_then_task():

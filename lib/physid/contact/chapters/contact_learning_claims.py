@@ -222,11 +222,11 @@ def mass_ratio_claim(bp5: Sequence[Mapping[str, Any]], bd5: Sequence[Mapping[str
     :func:`~physid.contact.chapters.contact_learning.mass_ratio_rows` on BP5 and BD5, after
     ``steps`` optimiser steps (the paper's ``paper_steps``).
 
-    ``ablation`` (the rows of :func:`~physid.contact.chapters.contact_learning.schedule_rows`)
-    separates the cause of a failure: where every failing CM model, trained on BP5 under the
-    ablation's rule (another length, schedule or checkpoint), meets the criterion, the grid's
-    training is what fails it (``"setup"``); a failing model without such a run leaves the
-    cause open.
+    ``ablation`` (the rows of :func:`~physid.contact.chapters.contact_learning.ablation_rows`)
+    separates the cause of a failure: where every failing CM model, trained on BP5 under
+    another rule (length, schedule or checkpoint) or on more trajectories, meets the criterion,
+    the grid's setting that the run changes is what fails it (``"setup"``); a failing model
+    without such a run leaves the cause open (``_ablation_sentences``).
 
     Returns the verdict and the sentence on BD5, whose ratios the authors did not recover."""
     cm_bp5 = [r for r in bp5 if r["model"] in CM_MODELS]
@@ -252,22 +252,15 @@ def mass_ratio_claim(bp5: Sequence[Mapping[str, Any]], bd5: Sequence[Mapping[str
             f"{r['model']} {100 * r['largest error']:.2f} %" for r in outside
         ) + "; within it: " + ", ".join(
             f"{r['model']} {100 * r['largest error']:.3f} %" for r in within) + "."
-    cause = "open"
-    other = [r for r in ablation if r["task"] == "BP5" and r["rule"] == "ablation"
-             and r["largest mass-ratio error (%)"] is not None]
-    if other and not holds:
-        errors = "; ".join(f"{r['model']} {r['largest mass-ratio error (%)']:.2f} %"
-                           for r in other)
-        trained = f" Under the ablation's rule, trained {other[0]['steps']} steps " \
-            f"({other[0]['schedule']}), the largest " \
-            f"errors are: {errors}"
-        failing = {r["model"] for r in cm_bp5 if r["largest error"] > RATIO_TOL}
-        fixed = {r["model"] for r in other if r["largest mass-ratio error (%)"] <= 100 * RATIO_TOL}
-        if failing <= fixed:
+    cause, tried = "open", _ablation_sentences(ablation, "BP5", {r["model"] for r in outside})
+    if tried is not None and not holds:
+        text, changed = tried
+        why += text
+        if changed:
             cause = "setup"
-            why += trained + ": the grid's training is what fails the ratios."
+            why += f": {changed} is what fails the ratios."
         else:
-            why += trained + "."
+            why += "."
     verdict = Verdict(
         "zhong2021-bp5-mass-ratio",
         "The CM models recover BP5's mass ratios 1 : 2 : 6 : 8 : 10 (Appendix I).",
@@ -282,6 +275,44 @@ def mass_ratio_claim(bp5: Sequence[Mapping[str, Any]], bd5: Sequence[Mapping[str
     return verdict, bd5_sentence
 
 
+def _ablation_sentences(rows: Sequence[Mapping[str, Any]], task: str, failing: set[str]
+                        ) -> tuple[str, str] | None:
+    """The mass-ratio errors of the ablation runs on ``task`` among ``rows``
+    (:func:`~physid.contact.chapters.contact_learning.ablation_rows`), one sentence per
+    ablation (its rule and number of training trajectories), and what in the grid's setting
+    they show to fail the ratios: the settings that differ in the runs that bring every model
+    of ``failing`` within :data:`RATIO_TOL` (``""`` where some failing model has no such run).
+    None where no ablation ran on ``task``."""
+    grid = {r["model"]: r for r in rows if r["task"] == task and r["rule"] == "grid"}
+    tried = [r for r in rows if r["task"] == task and r["rule"] == "ablation"
+             and r["largest mass-ratio error (%)"] is not None]
+    if not tried:
+        return None
+    groups: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+    for r in tried:
+        groups.setdefault((r["schedule"], r["trajectories"]), []).append(r)
+    text = ""
+    for (schedule, trajectories), runs in groups.items():
+        errors = ", ".join(f"{r['model']} {r['largest mass-ratio error (%)']:.2f} %"
+                           for r in runs)
+        steps = max(r["steps"] for r in runs)
+        text += (f" Trained at most {steps} steps ({schedule}) on {trajectories} training "
+                 f"trajectories, the largest errors are: {errors}")
+        text += "." if len(groups) > 1 else ""
+    fixing = [r for r in tried if r["model"] in failing
+              and r["largest mass-ratio error (%)"] <= 100 * RATIO_TOL]
+    if not failing or not failing <= {r["model"] for r in fixing}:
+        return text.rstrip("."), ""
+    changed = []
+    for r in fixing:
+        base = grid.get(r["model"])
+        if base is not None and base["trajectories"] != r["trajectories"]:
+            changed.append(f"the grid's {base['trajectories']} training trajectories")
+        if base is None or base["schedule"] != r["schedule"]:
+            changed.append("the grid's training rule")
+    return text.rstrip("."), " and ".join(dict.fromkeys(changed))
+
+
 def energy_kept_claim(grid: Sequence[Mapping[str, Any]], elastic: Sequence[str],
                       ablation: Sequence[Mapping[str, Any]] = ()) -> Verdict:
     """Fig. 5: on each task of ``elastic``, the energy drift
@@ -291,7 +322,7 @@ def energy_kept_claim(grid: Sequence[Mapping[str, Any]], elastic: Sequence[str],
     baseline's exceeds the best contact model's; ``grid`` holds the training results of every
     task and model.
 
-    ``ablation`` (the rows of :func:`~physid.contact.chapters.contact_learning.schedule_rows`)
+    ``ablation`` (the rows of :func:`~physid.contact.chapters.contact_learning.ablation_rows`)
     separates the cause: where on every failing task each CM model trained under the
     ablation's rule keeps its drift within the truth's plus the tolerance, the grid's training
     is what fails the claim (``"setup"``); those runs are reported in ``why`` either way."""

@@ -30,6 +30,7 @@ from physid.contact.chapters.contact_learning import (
     SCHEDULE_MODELS,
     LearnSizes,
     StudyResults,
+    data_jobs,
     task_label,
 )
 from physid.contact.learned import restitution_reach
@@ -38,6 +39,8 @@ from physid.contact.tasks import TASK_NAMES, make_task
 __all__ = [
     "AUTHORS_LR",
     "ExplorerRollouts",
+    "data_prose",
+    "data_result_prose",
     "explorer_prose",
     "optimiser_steps",
     "runs_prose",
@@ -145,6 +148,7 @@ def sizes_prose(s: LearnSizes, paper: LearnSizes, seed: int = 0) -> dict[str, An
         "paper_authors_reach": paper_authors_reach,
         "paper_reach_text": paper_reach_text,
         "schedule_text": schedule_prose(s),
+        "data_text": data_prose(s, paper),
     }
 
 
@@ -160,6 +164,41 @@ def schedule_prose(s: LearnSizes) -> str:
             f"{length}{steps:,} steps{same} with "
             + ("the authors' rule, " if theirs else "")
             + _rule(rule["lr"], rule["lr_final"], rule["checkpoint"]))
+
+
+def data_prose(s: LearnSizes, paper: LearnSizes) -> str:
+    """The data ablation in words (:func:`~physid.contact.chapters.contact_learning.data_jobs`):
+    its models, tasks and number of training trajectories (named the paper's where it is
+    theirs), under the grid's rule and its planned steps."""
+    jobs = data_jobs(s, 0)
+    if not jobs:
+        return f"no run at this scale, which trains on {s.n_train:,} trajectories throughout"
+    n = jobs[0]["n_train"]
+    theirs = " (the paper's count)" if n == paper.n_train else ""
+    return (f"{_names(list(dict.fromkeys(j['model'] for j in jobs)))} trained on "
+            f"{_names(list(dict.fromkeys(j['task'] for j in jobs)))} with {n:,} training "
+            f"trajectories{theirs} instead of {s.n_train:,}, under the grid's rule and for its "
+            f"{training.planned_steps(jobs[0]):,} planned steps")
+
+
+def data_result_prose(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the data ablation found, from the rows of
+    :func:`~physid.contact.chapters.contact_learning.ablation_rows`: each model's largest
+    mass-ratio error on the ablation's trajectories beside the grid's (the runs whose number of
+    trajectories differs from the grid's run of the same task and model)."""
+    grid = {(r["task"], r["model"]): r for r in rows if r["rule"] == "grid"}
+    pairs = [(grid[(r["task"], r["model"])], r) for r in rows if r["rule"] == "ablation"
+             and r["trajectories"] != grid[(r["task"], r["model"])]["trajectories"]
+             and r["largest mass-ratio error (%)"] is not None]
+    if not pairs:
+        return {"data_result_text": "No run of this scale changes the number of trajectories."}
+    more = ", ".join(f"{new['model']} {new['largest mass-ratio error (%)']:.2f} %"
+                     for _, new in pairs)
+    less = ", ".join(f"{old['largest mass-ratio error (%)']:.2f} %" for old, _ in pairs)
+    return {"data_result_text": (
+        f"On {pairs[0][1]['trajectories']:,} training trajectories of {pairs[0][1]['task']} the "
+        f"largest mass-ratio errors are {more}, against {less} on the grid's "
+        f"{pairs[0][0]['trajectories']:,}.")}
 
 
 def runs_prose(results: StudyResults) -> dict[str, Any]:
