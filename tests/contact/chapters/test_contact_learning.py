@@ -27,6 +27,7 @@ def tiny(**changes) -> study.LearnSizes:
         lcp_tasks=("CP3-e",),
         noise_tasks=("CP3-e",),
         noise_levels=(0.01,),
+        ablations=(("BP5", "CM-CD-CLNN", {"n_train": 8}),),
     )
     return dataclasses.replace(base, **changes)
 
@@ -85,10 +86,12 @@ def test_every_scale_has_valid_sizes_and_paper_is_the_authors():
         ({"schedule_rule": {}}, "schedule_rule"),
         ({"schedule_rule": {"steps": 3}}, "schedule_rule"),
         ({"schedule_rule": {"lr_final": -1.0}}, "lr_final"),
-        ({"data_tasks": ("BP7",)}, "data_tasks"),
-        ({"data_tasks": "BP5"}, "data_tasks"),
-        ({"data_n_train": 1}, "data_n_train"),
-        ({"data_tasks": (), "data_n_train": 800}, "data_n_train"),
+        ({"ablations": ("BP5", "CM-CD-CLNN", {"n_train": 8})}, "ablations"),
+        ({"ablations": (("BP5", "CM-CD-CLNN", {}),)}, "ablations"),
+        ({"ablations": (("BP5", "CM-CD-CLNN", {"noise": 0.1}),)}, "ablations"),
+        ({"ablations": (("BP5", "CMr-CD-CLNN", {"n_train": 8}),)}, "ablations"),
+        ({"ablations": (("BP5", "CM-CD-CLNN", {"n_train": 1}),)}, "n_train"),
+        ({"ablations": (("BP5", "CM-CD-CLNN", {"patience": 0}),)}, "patience"),
     ],
 )
 def test_bad_sizes_are_refused_by_name(changes, name):
@@ -122,18 +125,20 @@ def test_jobs_cover_the_grid_and_the_studies():
     paper = study.SIZES["paper"]
     assert all((j["lr"], j["lr_final"], j["checkpoint"]) == (1e-3, None, "best")
                for j in study.schedule_jobs(paper, 0))
-    # The data ablation: the CMr models on the paper's 800 trajectories, for the grid's 800
-    # planned steps (25 epochs of 32 minibatches), otherwise the grid's jobs.
-    data = study.data_jobs(s, 0)
-    assert [(j["task"], j["model"]) for j in data] == [("BP5", m) for m in study.DATA_MODELS]
-    assert all(j["n_train"] == 800 and j["epochs"] == 25 for j in data)
-    assert all(training.planned_steps(j) == 800 for j in data)
-    twin = next(j for j in grid if (j["task"], j["model"]) == ("BP5", "CMr-CD-CLNN"))
-    assert {k for k in twin if twin[k] != data[0][k]} == {"n_train", "epochs"}
-    # Without CHNN on BP5 only CMr-CD-CLNN repeats; the paper's scale has no data ablation.
-    no_chnn = dataclasses.replace(s, chnn_tasks=())
-    assert [j["model"] for j in study.data_jobs(no_chnn, 0)] == ["CMr-CD-CLNN"]
-    assert study.data_jobs(paper, 0) == []
+    # The single ablations: the CMr models on BP5 with the paper's 800 trajectories, for the
+    # grid's 800 planned steps (25 epochs of 32 minibatches), and CMr-CD-CLNN on the rope
+    # without the plateau stop; otherwise the grid's jobs.
+    single = study.ablation_jobs(s, 0)
+    assert [(j["task"], j["model"]) for j in single] == [
+        ("BP5", "CMr-CD-CLNN"), ("BP5", "CMr-CD-CHNN"), (s.rope, "CMr-CD-CLNN")]
+    assert all(j["n_train"] == 800 and j["epochs"] == 25 for j in single[:2])
+    assert all(training.planned_steps(j) == 800 for j in single)
+    for job, changed in zip(single, ({"n_train", "epochs"}, {"n_train", "epochs"},
+                                     {"patience"}), strict=True):
+        twin = next(j for j in grid if (j["task"], j["model"]) == (job["task"], job["model"]))
+        assert {k for k in twin if twin[k] != job[k]} == changed
+    assert single[2]["patience"] is None
+    assert study.ablation_jobs(paper, 0) == []
     with pytest.raises(TypeError, match="s must be a LearnSizes"):
         study.grid_jobs({"n_train": 3}, 0)
 
@@ -152,7 +157,9 @@ def tiny_results(tmp_path_factory):
 def test_run_all_trains_each_distinct_job_once_and_returns_every_part(tiny_results):
     r = tiny_results
     assert len(r.grid) == 2 and len(r.efficiency) == 2 and len(r.lcp) == 1
-    assert len(r.noise) == 1 and len(r.schedule) == 1
+    assert len(r.noise) == 1 and len(r.schedule) == 1 and len(r.ablations) == 1
+    # The ablation on 8 trajectories keeps the grid's one planned step: an epoch of two.
+    assert r.ablations[0]["job"]["n_train"] == 8 and r.ablations[0]["steps"] == 2
     assert r.schedule[0]["steps"] == 3 * r.find("grid", model="CM-CD-CLNN")["steps"]
     assert r.schedule[0]["job"]["checkpoint"] == "last"
     # The efficiency run with the grid's size is the grid's own run (the same job).
@@ -177,9 +184,11 @@ def test_tables_from_results(tiny_results):
     assert coef["start e"] == pytest.approx(float(np.mean(start))) and 0 <= coef["start e"] <= 1
     cm_schedule = [tiny_results.find("schedule", model="CM-CD-CLNN")]
     book, other = study.ablation_rows(grid, cm_schedule)
+    other_job = cm_schedule[0]["job"]
     assert (book["rule"], other["rule"]) == ("grid", "ablation")
     assert book["schedule"] == "constant 0.001, best validation"
     assert other["schedule"] == "cosine 0.001 → 0.0001, last state"
+    assert study.rule_label({**other_job, "patience": 30}).endswith("last state, plateau stop")
     assert other["e reach"] == pytest.approx(learned.restitution_reach(3, 1e-3, 1e-4))
     assert other["steps"] == 3 * book["steps"] and other["energy drift (%)"] is None
     assert other["trajectories"] == book["trajectories"] == 4

@@ -79,6 +79,21 @@ def test_learned_mu_e_is_judged_against_the_truth_or_where_the_authors_missed_it
     stopped = [{**r, "steps": 452} for r in rows]
     assert "e = 0.595, 452 of at most 2000 optimiser steps" in claims.learned_mu_e_claim(
         stopped, 2000, 0.01)[0].why
+    # A run trained again with one setting changed (the whole schedule) that the rule accepts
+    # separates the cause; one still outside, or a missed pair without such a run, does not.
+    rope = {**_coefficients("Rope", "CMr-CD-CLNN", math.nan, 0.059, 0.0, 0.0,
+                            theirs=(math.nan, 0.444)), "steps": 452}
+    again = {**rope, "e": 0.027, "steps": 800}
+    fixed, _ = claims.learned_mu_e_claim([rope], 800, 0.01, ablation=[again])
+    assert fixed.cause == "setup" and fixed.why.endswith(
+        "(μ = nan, e = 0.059, 452 of at most 800 optimiser steps). Trained again with one "
+        "setting of the grid changed: CMr-CD-CLNN on Rope learns μ = nan, e = 0.027 in 800 "
+        "steps, within the tolerance. The grid's training of those runs is what misses them.")
+    still, _ = claims.learned_mu_e_claim([rope], 800, 0.01, ablation=[{**again, "e": 0.2}])
+    assert still.cause == "open" and still.why.endswith("in 800 steps, still outside it.")
+    other = claims.learned_mu_e_claim([rope, {**rows[1], "μ": 0.3}], 800, 0.01,
+                                      ablation=[again])[0]
+    assert other.cause == "open"
     rows[2] = {**rows[2], "μ": 0.3}
     assert claims.learned_mu_e_claim(rows, 2, 0.01)[0].cause == "open"
     assert not _valid(claims.learned_mu_e_claim([], 2, 0.01)[0]).holds

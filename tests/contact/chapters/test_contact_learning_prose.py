@@ -25,7 +25,7 @@ def test_optimiser_steps_counts_the_short_last_batch():
 def test_sizes_prose_under_the_authors_rule():
     s, paper = study.SIZES["quick"], study.SIZES["paper"]
     s = dataclasses.replace(s, lr=1e-3, lr_final=None, checkpoint="best", tasks=("BP5",),
-                            models=("CM-CD-CLNN", "IN-CP-SP"))
+                            models=("CM-CD-CLNN", "IN-CP-SP"), ablations=())
     got = prose.sizes_prose(s, paper)
     assert got["rule_sentence"] == ("Training follows the authors' rule: a constant rate of "
                                     "0.001, and each run keeps the state of the lowest "
@@ -101,7 +101,7 @@ def test_runs_prose_counts_shared_jobs_once_and_skips_missing_evaluations():
         lcp=[_result("CP3-e", "CM-CD-CLNN", skipped=3, diverged=5)],
         noise=[],
         schedule=[],
-        data=[],
+        ablations=[],
     )
     assert prose.runs_prose(results) == {
         "n_runs": "4 training runs",
@@ -121,27 +121,32 @@ def test_scaling_prose_says_what_the_contacts_cost(slope, start):
     assert got["scaling_batch"] == study.SIZES["quick"].scaling_batch
 
 
-def test_data_prose_names_the_runs_and_their_trajectories():
+def test_ablations_prose_says_what_each_run_changes():
     paper = study.SIZES["paper"]
-    assert prose.data_prose(study.SIZES["default"], paper) == (
-        "CMr-CD-CLNN and CMr-CD-CHNN trained on BP5 with 800 training trajectories (the "
-        "paper's count) instead of 100, under the grid's rule and for its 800 planned steps")
-    assert prose.data_prose(paper, paper) == (
-        "no run at this scale, which trains on 800 trajectories throughout")
+    assert prose.ablations_prose(study.SIZES["default"], paper) == (
+        "CMr-CD-CLNN on BP5 on 800 training trajectories (the paper's count) instead of 100, "
+        "for the grid's 800 planned steps; CMr-CD-CHNN on BP5 on 800 training trajectories "
+        "(the paper's count) instead of 100, for the grid's 800 planned steps; CMr-CD-CLNN on "
+        "Rope over its whole schedule of 800 steps, without the plateau rule's stop")
+    assert prose.ablations_prose(paper, paper) == "no single ablation run at this scale"
 
 
-def test_data_result_prose_sets_each_run_beside_the_grid():
-    def row(model, rule, n, error):
-        return {"task": "BP5", "model": model, "rule": rule, "trajectories": n,
-                "largest mass-ratio error (%)": error}
+def test_ablation_result_prose_sets_each_run_beside_the_grid():
+    def row(task, model, rule, n, steps, error, e=0.5):
+        return {"task": task, "model": model, "rule": rule, "trajectories": n, "steps": steps,
+                "largest mass-ratio error (%)": error, "e": e}
 
-    rows = [row("CM-CD-CLNN", "grid", 100, 0.05), row("CM-CD-CLNN", "ablation", 100, 75.0),
-            row("CMr-CD-CLNN", "grid", 100, 6.17), row("CMr-CD-CLNN", "ablation", 800, 0.25)]
-    assert prose.data_result_prose(rows) == {"data_result_text": (
-        "On 800 training trajectories of BP5 the largest mass-ratio errors are CMr-CD-CLNN "
-        "0.25 %, against 6.17 % on the grid's 100.")}
-    assert prose.data_result_prose(rows[:2]) == {
-        "data_result_text": "No run of this scale changes the number of trajectories."}
+    rows = [row("BP5", "CMr-CD-CLNN", "grid", 100, 800, 6.17),
+            row("BP5", "CMr-CD-CLNN", "ablation", 800, 800, 0.25),
+            row("Rope50", "CMr-CD-CLNN", "grid", 100, 452, None, 0.059),
+            row("Rope50", "CMr-CD-CLNN", "ablation", 100, 800, None, 0.027)]
+    assert prose.ablation_result_prose(rows) == {"ablation_result_text": (
+        "CMr-CD-CLNN on BP5, 800 trajectories and 800 steps, reaches a largest mass-ratio "
+        "error of 0.25 % (the grid's run, 100 and 800: a largest mass-ratio error of 6.17 %); "
+        "CMr-CD-CLNN on Rope, 100 trajectories and 800 steps, reaches e = 0.027 (the grid's "
+        "run, 100 and 452: e = 0.059).")}
+    assert prose.ablation_result_prose([]) == {
+        "ablation_result_text": "No single ablation ran at this scale."}
 
 
 def test_explorer_prose_names_model_then_task():

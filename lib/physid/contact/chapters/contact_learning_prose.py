@@ -30,7 +30,7 @@ from physid.contact.chapters.contact_learning import (
     SCHEDULE_MODELS,
     LearnSizes,
     StudyResults,
-    data_jobs,
+    ablation_jobs,
     task_label,
 )
 from physid.contact.learned import restitution_reach
@@ -39,8 +39,8 @@ from physid.contact.tasks import TASK_NAMES, make_task
 __all__ = [
     "AUTHORS_LR",
     "ExplorerRollouts",
-    "data_prose",
-    "data_result_prose",
+    "ablation_result_prose",
+    "ablations_prose",
     "explorer_prose",
     "optimiser_steps",
     "runs_prose",
@@ -148,7 +148,7 @@ def sizes_prose(s: LearnSizes, paper: LearnSizes, seed: int = 0) -> dict[str, An
         "paper_authors_reach": paper_authors_reach,
         "paper_reach_text": paper_reach_text,
         "schedule_text": schedule_prose(s),
-        "data_text": data_prose(s, paper),
+        "ablations_text": ablations_prose(s, paper),
     }
 
 
@@ -166,39 +166,55 @@ def schedule_prose(s: LearnSizes) -> str:
             + _rule(rule["lr"], rule["lr_final"], rule["checkpoint"]))
 
 
-def data_prose(s: LearnSizes, paper: LearnSizes) -> str:
-    """The data ablation in words (:func:`~physid.contact.chapters.contact_learning.data_jobs`):
-    its models, tasks and number of training trajectories (named the paper's where it is
-    theirs), under the grid's rule and its planned steps."""
-    jobs = data_jobs(s, 0)
-    if not jobs:
-        return f"no run at this scale, which trains on {s.n_train:,} trajectories throughout"
-    n = jobs[0]["n_train"]
-    theirs = " (the paper's count)" if n == paper.n_train else ""
-    return (f"{_names(list(dict.fromkeys(j['model'] for j in jobs)))} trained on "
-            f"{_names(list(dict.fromkeys(j['task'] for j in jobs)))} with {n:,} training "
-            f"trajectories{theirs} instead of {s.n_train:,}, under the grid's rule and for its "
-            f"{training.planned_steps(jobs[0]):,} planned steps")
+def ablations_prose(s: LearnSizes, paper: LearnSizes) -> str:
+    """The single ablation runs in words
+    (:func:`~physid.contact.chapters.contact_learning.ablation_jobs`): each model and task with
+    what it changes in the grid's job (a number of trajectories named the paper's where it is
+    theirs, the plateau rule's stop, another rule)."""
+    parts = []
+    for (_, model, changes), job in zip(s.ablations, ablation_jobs(s, 0), strict=True):
+        what = []
+        if "n_train" in changes:
+            theirs = " (the paper's count)" if job["n_train"] == paper.n_train else ""
+            what.append(f"on {job['n_train']:,} training trajectories{theirs} instead of "
+                        f"{s.n_train:,}, for the grid's {training.planned_steps(job):,} planned "
+                        "steps")
+        if "patience" in changes and changes["patience"] is None:
+            what.append(f"over its whole schedule of {training.planned_steps(job):,} steps, "
+                        "without the plateau rule's stop")
+        rule = {k: v for k, v in changes.items() if k not in ("n_train", "patience")}
+        if rule:
+            what.append(f"with {_rule(job['lr'], job['lr_final'], job['checkpoint'])}")
+        parts.append(f"{model} on {task_label(job['task'])} {' and '.join(what)}")
+    return "; ".join(parts) if parts else "no single ablation run at this scale"
 
 
-def data_result_prose(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """What the data ablation found, from the rows of
-    :func:`~physid.contact.chapters.contact_learning.ablation_rows`: each model's largest
-    mass-ratio error on the ablation's trajectories beside the grid's (the runs whose number of
-    trajectories differs from the grid's run of the same task and model)."""
+def ablation_result_prose(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the single ablation runs found, from their rows of
+    :func:`~physid.contact.chapters.contact_learning.ablation_rows`: each run's largest
+    mass-ratio error (BP5, BD5), else its learned e, beside the grid's run of the same task and
+    model, with the trajectories and steps of each."""
     grid = {(r["task"], r["model"]): r for r in rows if r["rule"] == "grid"}
-    pairs = [(grid[(r["task"], r["model"])], r) for r in rows if r["rule"] == "ablation"
-             and r["trajectories"] != grid[(r["task"], r["model"])]["trajectories"]
-             and r["largest mass-ratio error (%)"] is not None]
-    if not pairs:
-        return {"data_result_text": "No run of this scale changes the number of trajectories."}
-    more = ", ".join(f"{new['model']} {new['largest mass-ratio error (%)']:.2f} %"
-                     for _, new in pairs)
-    less = ", ".join(f"{old['largest mass-ratio error (%)']:.2f} %" for old, _ in pairs)
-    return {"data_result_text": (
-        f"On {pairs[0][1]['trajectories']:,} training trajectories of {pairs[0][1]['task']} the "
-        f"largest mass-ratio errors are {more}, against {less} on the grid's "
-        f"{pairs[0][0]['trajectories']:,}.")}
+
+    def value(row: Mapping[str, Any], ratio: bool) -> str:
+        if ratio:
+            return f"a largest mass-ratio error of {row['largest mass-ratio error (%)']:.2f} %"
+        return f"e = {row['e']:.3f}"
+
+    sentences = []
+    for new in rows:
+        if new["rule"] != "ablation":
+            continue
+        old = grid[(new["task"], new["model"])]
+        ratio = new["largest mass-ratio error (%)"] is not None
+        sentences.append(
+            f"{new['model']} on {task_label(new['task'])}, {new['trajectories']:,} trajectories "
+            f"and {new['steps']:,} steps, reaches {value(new, ratio)} (the grid's run, "
+            f"{old['trajectories']:,} and {old['steps']:,}: {value(old, ratio)})")
+    if not sentences:
+        return {"ablation_result_text": "No single ablation ran at this scale."}
+    text = "; ".join(sentences) + "."
+    return {"ablation_result_text": text[0].upper() + text[1:]}
 
 
 def runs_prose(results: StudyResults) -> dict[str, Any]:
