@@ -141,10 +141,9 @@ def test_ablation_result_prose_sets_each_run_beside_the_grid():
             row("Rope50", "CMr-CD-CLNN", "grid", 100, 452, None, 0.059),
             row("Rope50", "CMr-CD-CLNN", "ablation", 100, 800, None, 0.027)]
     assert prose.ablation_result_prose(rows) == {"ablation_result_text": (
-        "CMr-CD-CLNN on BP5, 800 trajectories and 800 steps, reaches a largest mass-ratio "
-        "error of 0.25 % (the grid's run, 100 and 800: a largest mass-ratio error of 6.17 %); "
-        "CMr-CD-CLNN on Rope, 100 trajectories and 800 steps, reaches e = 0.027 (the grid's "
-        "run, 100 and 452: e = 0.059).")}
+        "CMr-CD-CLNN on BP5: a largest mass-ratio error of 0.25 % on 800 trajectories (the "
+        "grid's run, 100: 6.17 %); CMr-CD-CLNN on Rope: e = 0.027 after 800 steps (the grid's "
+        "run, stopped at 452 steps: 0.059).")}
     assert prose.ablation_result_prose([]) == {
         "ablation_result_text": "No single ablation ran at this scale."}
 

@@ -520,7 +520,7 @@ def trace_figure(grid: Sequence[Mapping[str, Any]], schedule: Sequence[Mapping[s
     without both runs says so in its panel."""
     grid, schedule = _check_results(grid), _check_results(schedule)
     tolerance = check_positive("tolerance", tolerance)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8.0, 3.2))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.0, 4.2))
     for ax, task in ((left, "BP5-e"), (right, "BP5")):
         runs = {}
         for label, part in (("grid", grid), ("ablation", schedule)):
@@ -559,7 +559,8 @@ def trace_figure(grid: Sequence[Mapping[str, Any]], schedule: Sequence[Mapping[s
                 ax.set_ylabel("largest mass-ratio error (%)")
         if task == "BP5":
             ax.axhline(100 * tolerance, color="0.5", lw=0.8, ls=":", label="the claim's tolerance")
-        ax.legend(fontsize=7, frameon=False)
+        # Below the panel: the rules' labels are longer than the curves leave room for.
+        ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.22))
     fig.tight_layout()
     return fig
 

@@ -192,29 +192,34 @@ def ablations_prose(s: LearnSizes, paper: LearnSizes) -> str:
 def ablation_result_prose(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
     """What the single ablation runs found, from their rows of
     :func:`~physid.contact.chapters.contact_learning.ablation_rows`: each run's largest
-    mass-ratio error (BP5, BD5), else its learned e, beside the grid's run of the same task and
-    model, with the trajectories and steps of each."""
+    mass-ratio error (BP5, BD5), else its learned e, with what it changed (the trajectories,
+    the steps it trained), beside the grid's run of the same task and model."""
     grid = {(r["task"], r["model"]): r for r in rows if r["rule"] == "grid"}
-
-    def value(row: Mapping[str, Any], ratio: bool) -> str:
-        if ratio:
-            return f"a largest mass-ratio error of {row['largest mass-ratio error (%)']:.2f} %"
-        return f"e = {row['e']:.3f}"
-
     sentences = []
     for new in rows:
         if new["rule"] != "ablation":
             continue
         old = grid[(new["task"], new["model"])]
-        ratio = new["largest mass-ratio error (%)"] is not None
+        if new["largest mass-ratio error (%)"] is not None:
+            key, unit, name = "largest mass-ratio error (%)", " %", "a largest mass-ratio error of "
+            digits = 2
+        else:
+            key, unit, name, digits = "e", "", "e = ", 3
+        changed, was = [], []
+        if new["trajectories"] != old["trajectories"]:
+            changed.append(f"on {new['trajectories']:,} trajectories")
+            was.append(f"{old['trajectories']:,}")
+        if new["steps"] != old["steps"]:
+            changed.append(f"after {new['steps']:,} steps")
+            was.append(f"stopped at {old['steps']:,} steps")
+        how = " and ".join(changed) or f"with {new['schedule']}"
+        grid_run = ", ".join(["the grid's run", *was])
         sentences.append(
-            f"{new['model']} on {task_label(new['task'])}, {new['trajectories']:,} trajectories "
-            f"and {new['steps']:,} steps, reaches {value(new, ratio)} (the grid's run, "
-            f"{old['trajectories']:,} and {old['steps']:,}: {value(old, ratio)})")
+            f"{new['model']} on {task_label(new['task'])}: {name}{new[key]:.{digits}f}{unit} "
+            f"{how} ({grid_run}: {old[key]:.{digits}f}{unit})")
     if not sentences:
         return {"ablation_result_text": "No single ablation ran at this scale."}
-    text = "; ".join(sentences) + "."
-    return {"ablation_result_text": text[0].upper() + text[1:]}
+    return {"ablation_result_text": "; ".join(sentences) + "."}
 
 
 def runs_prose(results: StudyResults) -> dict[str, Any]:
