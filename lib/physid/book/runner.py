@@ -103,7 +103,8 @@ class Page:
 
 @dataclass(frozen=True)
 class ChapterRun:
-    """The result of executing one chapter."""
+    """The result of executing one chapter: ``seconds`` counts every run of it (``attempts``;
+    more than one where a cell stalled), the stalled ones included."""
 
     page: Page
     notebook: Path
@@ -256,8 +257,8 @@ def execute_chapter(
     if figure_dir.exists():
         shutil.rmtree(figure_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()  # every run counts: a stalled one is time the chapter took
     for attempt in range(1, ATTEMPTS + 1):
-        start = time.perf_counter()
         try:
             with _disk_cache(Path(build_dir) / "cache"):
                 _papermill(nb, out, page, scale, seed, cell_timeout)
@@ -340,16 +341,21 @@ def footer(record: RunRecord | None) -> str:
     return f"<p>{escape(text)}</p>"
 
 
-def state_run_time(nb: Any, seconds: float) -> None:
+def state_run_time(nb: Any, seconds: float, attempts: int = 1) -> None:
     """Say under the parameters cell how long the chapter's code ran with those parameters
-    (the runner's own timing)."""
+    (the runner's own timing, over all ``attempts`` runs of it: where a cell stalled, the
+    page says so)."""
     minutes, rest = divmod(round(seconds), 60)
     took = f"{minutes} min {rest} s" if minutes else f"{rest} s"
     index = next(
         (i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])), 0
     )
+    rerun = (f" in {attempts} runs (a cell passed the runner's time limit, and the chapter ran "
+             "again, reading from the disk cache what the earlier run had finished)"
+             if attempts > 1 else "")
     note = nbformat.v4.new_markdown_cell(
-        f"*With these parameters the code of this chapter ran in {took} when this page was built.*"
+        f"*With these parameters the code of this chapter ran in {took}{rerun} when this page "
+        "was built.*"
     )
     nb.cells.insert(index + 1, note)
 
@@ -453,7 +459,7 @@ def stage_book(
             run = executed[page.docname]
             nb = nbformat.read(run.notebook, as_version=4)
             one_parameters_cell(nb)
-            state_run_time(nb, run.seconds)
+            state_run_time(nb, run.seconds, run.attempts)
             drop_progress_outputs(nb)
             nbformat.write(nb, target.with_suffix(".ipynb"))
         elif page.docname == REPORT_DOCNAME:
