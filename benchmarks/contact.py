@@ -28,7 +28,7 @@ masked, on BP5 and the gyroscope.
 
 The training-step rows (``contact_step.json``) time a step of CM-CD-CLNN (the loss of 4-step
 rollouts of 25 chunks, its backward and the AdamW step; the validation loss is not in it)
-against the same step with its contact resolution masked (:class:`Masked`: the same model, the
+against the same step with its contact resolution masked (:func:`masked`: the same model, the
 same rollouts, every velocity left as the smooth step gives it): the contact layer's cost beside
 the network, whose potential's double backward both pay. The target is judged on that ratio.
 Beside it, a step of MLP-CD-CLNN as :func:`~physid.contact.training.train` takes it: a one-step

@@ -308,18 +308,15 @@ def _ablation_sentences(rows: Sequence[Mapping[str, Any]], task: str, failing: s
     groups: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for r in tried:
         groups.setdefault((r["schedule"], r["trajectories"]), []).append(r)
-    text = ""
-    for (schedule, trajectories), runs in groups.items():
-        errors = ", ".join(f"{r['model']} {r['largest mass-ratio error (%)']:.2f} %"
-                           for r in runs)
-        steps = max(r["steps"] for r in runs)
-        text += (f" Trained at most {steps} steps ({schedule}) on {trajectories} training "
-                 f"trajectories, the largest errors are: {errors}")
-        text += "." if len(groups) > 1 else ""
+    text = " " + ". ".join(
+        f"Trained at most {max(r['steps'] for r in runs)} steps ({schedule}) on {trajectories} "
+        "training trajectories, the largest errors are: "
+        + ", ".join(f"{r['model']} {r['largest mass-ratio error (%)']:.2f} %" for r in runs)
+        for (schedule, trajectories), runs in groups.items())
     fixing = [r for r in tried if r["model"] in failing
               and r["largest mass-ratio error (%)"] <= 100 * RATIO_TOL]
     if not failing or not failing <= {r["model"] for r in fixing}:
-        return text.rstrip("."), ""
+        return text, ""
     changed = []
     for r in fixing:
         base = grid.get(r["model"])
@@ -327,7 +324,7 @@ def _ablation_sentences(rows: Sequence[Mapping[str, Any]], task: str, failing: s
             changed.append(f"the grid's {base['trajectories']} training trajectories")
         if base is None or base["schedule"] != r["schedule"]:
             changed.append("the grid's training rule")
-    return text.rstrip("."), " and ".join(dict.fromkeys(changed))
+    return text, " and ".join(dict.fromkeys(changed))
 
 
 def energy_kept_claim(grid: Sequence[Mapping[str, Any]], elastic: Sequence[str],
