@@ -285,6 +285,62 @@ def test_the_pencil_walk_finds_the_piece_by_piece_walks_roots(monkeypatch, name,
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize(("name", "friction_dirs", "seed"),
+                         [("hammer", 4, 0), ("ranch", 4, 2), ("crimp", 16, 3)])
+def test_the_walks_piece_at_the_root_is_the_line_solves(monkeypatch, name, friction_dirs,
+                                                         seed):
+    """A slide or lock the pencils found takes ω, the slopes of the cone condition and of ω,
+    the kink cell, its first line and every other cell's line (what the adjoint's tape
+    records) from the walk's piece at the root, without a line solve there: each is the line
+    solve's at that slip, on every slide and lock of random pushes."""
+    from physid.pushing import rigid_kernel
+
+    contexts = []
+    classify = rigid_kernel.classify
+
+    def record(*args):
+        contexts.append(args)
+        return classify(*args)
+
+    obj = load_object(name)
+    masses, frictions = draw_truth(obj, seed)
+    monkeypatch.setattr(rigid_kernel, "classify", record)
+    monkeypatch.setattr(rigid_engine, "_compilable", lambda scene: False)
+    with torch.no_grad():
+        simulate(obj, random_pushes(obj, 6, seed=seed, duration=1.0), masses=masses,
+                 frictions=frictions, friction_dirs=friction_dirs)
+    checked = 0
+    for mu, m, inertia, bound, arms, cell_vel, contact, dirs, tol in contexts:
+        work = rigid_kernel._work(m.shape[1], dirs.shape[0])
+        rel, q, p, kinks, jumps, where, line = work[:7]
+        for b in range(m.shape[0]):
+            walks = np.zeros(2, np.int64)
+            ct = contact[b].copy()
+            mode, w, vx, vy, _, slip, f_slope, w_slope, kc, kp, _ = rigid_kernel._contact_step(
+                mu, m[b], inertia[b], bound[b], arms[b], cell_vel[b], ct, dirs, tol, *work, True,
+                walks, ct[5])
+            if mode not in (SLIDE, LOCK) or walks[1]:
+                continue  # not a slide the pencils found
+            walked = line.copy()
+            (w_ref, vx_ref, vy_ref, ok, _, _, dp_n, dp_t, dw, _, _, kc_ref,
+             kp_ref) = rigid_kernel._move(slip, m[b], inertia[b], bound[b], arms[b], cell_vel[b],
+                                          ct, dirs, tol, rel, q, p, kinks, jumps, where, line,
+                                          np.nan, False)
+            assert ok
+            np.testing.assert_allclose([w, vx, vy], [w_ref, vx_ref, vy_ref], rtol=1e-11,
+                                       atol=1e-14)
+            assert w_slope == pytest.approx(dw, rel=1e-9, abs=1e-12)
+            assert min(abs(f_slope - (dp_t - sign * mu * dp_n)) for sign in (1.0, -1.0)) <= (
+                1e-9 * (1.0 + abs(f_slope)))
+            assert kc == kc_ref
+            if kc >= 0:
+                assert kp == kp_ref
+            np.testing.assert_array_equal(np.delete(walked, kc) if kc >= 0 else walked,
+                                          np.delete(line, kc) if kc >= 0 else line)
+            checked += 1
+    assert checked > 50
+
+
 def test_the_walks_are_counted():
     """A compiled rollout counts its sliding root searches by walk: the hammer's pushes from
     rest leave their first contacts (cells on the diagonals of D, tied across its lines) to

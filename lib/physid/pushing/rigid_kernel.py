@@ -667,8 +667,12 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
     the torque kept, so the finger's impulse is not unique: the first contact of a push from
     rest, the grid's rows on the diagonals of the paper's D), a kink share the line solve
     clipped (:data:`_SHARE_SLACK`), a kink cell without friction. Else the same returns as
-    :func:`_slide_root`, ``handed`` False, and ω at the root from the walk's piece (NaN where
-    the walk does not know it), a guess for the root's line solve."""
+    :func:`_slide_root`, ``handed`` False, ω at the root from the walk's piece (NaN where
+    the walk does not know it, a guess for the root's line solve otherwise), whether the walk
+    knows the root's piece, and that piece's slopes of ``f`` and ω in the slip, its kink cell
+    (−1 off a kink) and first line, with ``line`` holding each cell's line there (a lock's
+    piece is the one before its jump; after a full line solve past the jump the walk no longer
+    knows it)."""
     k = masses.shape[0]
     n_lines = dirs.shape[0]
     direction = -sign
@@ -705,7 +709,7 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                     sy + dirs[o, 1] - dirs[on, 1]) <= 1e-12:
                 opposite[j] = o
     if kc >= 0 and bound[kc] <= 0:
-        return s_a, False, False, 0.0, True, math.nan
+        return s_a, False, False, 0.0, True, math.nan, False, 0.0, 0.0, -1, 0
     _pencils(rel, dirs, gamma, order, ranked)
     s = s_a
     on_line = np.zeros(n_lines, np.int64)  # how many cells each line holds
@@ -822,18 +826,22 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
             count = 2  # events that keep the walk in place: the full line solve past them
         root = s - f / d if d > 0 else math.nan  # d > 0: σf falls along the walk
         if not math.isnan(root) and (root - s) * direction < ahead:
-            return root, True, False, p_n + dp_n * (root - s), False, w0 + slope * (root - s)
+            return (root, True, False, p_n + dp_n * (root - s), False, w0 + slope * (root - s),
+                    True, d, slope, kc, kp)
         if ahead == math.inf:
-            return s, False, False, p_n, False, math.nan  # σf stays positive on the last piece
+            # σf stays positive on the last piece
+            return s, False, False, p_n, False, math.nan, False, 0.0, 0.0, -1, 0
         end = s + direction * ahead
         before = end - direction * 1e-11 * (1.0 + abs(end))
         x = end + direction * 1e-11 * (1.0 + abs(end))
         f_e = f + d * (before - s)
         n_e = p_n + dp_n * (before - s)
         s_old, f_old, n_old, d_old = s, f, p_n, d
+        w_old, slope_old, kc_old, kp_old = w0, slope, kc, kp
+        moved = moved_from = -1  # the cell an event moves to another line, and its line
         full = count > 1 or bad
         if not full:
-            moved, moved_line = -1, -1  # the cell that takes a line, and the line
+            moved_line = -1  # the line ``moved`` takes
             if limit >= 0:  # the kink cell leaves its kink on the line the share reached
                 moved, moved_line = kc, kp if limit == 1.0 else (kp + 1) % n_lines
                 kc = -1
@@ -853,7 +861,7 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                     # Two cells at one kink on opposite rays of a line of D: their impulses
                     # may trade along it, the finger's impulse is not unique there, and the
                     # piece-by-piece walk's choice is the engine's.
-                    return s_a, False, False, 0.0, True, math.nan
+                    return s_a, False, False, 0.0, True, math.nan, False, 0.0, 0.0, -1, 0
                 else:
                     # Two kinks meet: ``first`` is the one of lesser ω just after.
                     w_e = -(alpha[kp] + beta[kp] * end) / gamma[kp, kc]
@@ -870,6 +878,7 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                     else:
                         moved, moved_line, kc, kp = first, f_hi, second, second_p
             if moved >= 0:
+                moved_from = line[moved]
                 on_line[line[moved]] -= 1
                 on_line[moved_line] += 1
                 line[moved] = moved_line
@@ -892,35 +901,39 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
             # The full line solve just past the events (the piece-by-piece walk's sample).
             w, _, _, ok, n_x, t_x, dn_x, dt_x, dw, _, _, kc, kp = _move(
                 x, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks,
-                jumps, where, line, w0 + slope * (x - s_old), False,
+                jumps, where, line, w0 + slope * (x - s), False,
             )
             if not ok:
-                return s_old, False, False, n_old, False, math.nan
+                return s_old, False, False, n_old, False, math.nan, False, 0.0, 0.0, -1, 0
             f_x = t_x - sign * mu * n_x
             d_x = dt_x - sign * mu * dn_x
             if kc >= 0 and (bound[kc] <= 0 or _opposed(x, kc, kp, opposite[kp], line, alpha,
                                                          beta, gamma)):
-                return s_a, False, False, 0.0, True, math.nan
+                return s_a, False, False, 0.0, True, math.nan, False, 0.0, 0.0, -1, 0
             s = x
             lines_q, lines_x, lines_y, w0, slope, share, dshare, p_n, dp_n, f, d = _restart(
                 s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs, on_line)
             if kc >= 0 and not -_SHARE_SLACK <= share <= 1.0 + _SHARE_SLACK:
                 # Cells tied on a switch within the line solve's tolerance (its kink share
                 # clipped): the piece-by-piece walk decides.
-                return s_a, False, False, 0.0, True, math.nan
+                return s_a, False, False, 0.0, True, math.nan, False, 0.0, 0.0, -1, 0
         if abs(f_x) <= slack:
-            return x, True, False, n_x, False, w0 + slope * (x - s)
+            return x, True, False, n_x, False, w0 + slope * (x - s), True, d, slope, kc, kp
         if f_x * sign <= 0:
             if f_e * sign <= 0:
                 root, found, locked, normal = _bracketed(
                     sign, s_old, f_old, n_old, d_old, x, f_x, n_x, d_x, mu, slack, masses,
                     inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
                     where, line)
-                return root, found, locked, normal, False, math.nan
-            # f jumps across zero where the piece ends: the motion locks that cell there.
+                return root, found, locked, normal, False, math.nan, False, 0.0, 0.0, -1, 0
+            # f jumps across zero where the piece ends: the motion locks that cell there, on
+            # the piece before the event (known unless the full line solve replaced the lines).
+            if moved >= 0:
+                line[moved] = moved_from
             return (before, True, True, n_e + f_e / (f_e - f_x) * (n_x - n_e), False,
-                    w0 + slope * (before - s))
-    return s, False, False, 0.0, False, math.nan
+                    w_old + slope_old * (before - s_old), not full, d_old, slope_old, kc_old,
+                    kp_old)
+    return s, False, False, 0.0, False, math.nan, False, 0.0, 0.0, -1, 0
 
 
 @_jit
@@ -1169,7 +1182,7 @@ def _affine_minimum(points, size):
 
 @_jit
 def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks,
-                  jumps, where, line, gamma, order, ranked, pencil, walks):
+                  jumps, where, line, gamma, order, ranked, pencil, walks, start):
     """The mode of one push's step and its twist (no gradient), in the order of the module
     docstring of :mod:`physid.pushing.rigid_engine`: a resting object the finger does not
     reach this step stays at rest; the finger sticks if the impulse that makes it stick lies
@@ -1182,12 +1195,15 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
     contact point's tangential velocity (the slip: the finger's own for a stick, the root for
     a slide or lock) and, for a slide or lock, the slopes in the slip of the cone condition
     ``f`` and of ω on the root's piece (for the implicit gradient; zero otherwise), and the
-    line solver's kink cell (−1 off a kink or without a line solve) and its first line. The
-    work array ``line`` is left holding each cell's line of the step's piece (of the free
-    slide's, for a free step). The mode
-    is :data:`LCP_FREE` for a free slide this kernel does not solve (a cell on a switch of D):
-    the interior-point LCP solves it, and the step is free if that keeps the object off the
-    finger, else coupled."""
+    line solver's kink cell (−1 off a kink or without a line solve) and its first line, and
+    the stick test's ω (NaN where the step made none). The work array ``line`` is left
+    holding each cell's line of the step's piece (of the free slide's, for a free step): for
+    a slide or lock the pencils found, the walk's piece at the root, which is the line
+    solve's there (so no line solve is made at the root). The mode is :data:`LCP_FREE` for a
+    free slide this kernel does not solve (a cell on a switch of D): the interior-point LCP
+    solves it, and the step is free if that keeps the object off the finger, else coupled.
+    ``start`` is the ω the stick test's line solve starts from (:func:`_line_solve`'s
+    guess; any value gives the same step)."""
     k = masses.shape[0]
     ux, uy = ct[_UX], ct[_UY]
     nx, ny = ct[_NX], ct[_NY]
@@ -1202,22 +1218,26 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
         slack += bound[i] + masses[i] * (speed + math.sqrt(vx * vx + vy * vy))
     slack *= 1e-9
     if at_rest and not ct[_CLOSING] > 0:
-        return FREE, 0.0, 0.0, 0.0, 0.0, slip, 0.0, 0.0, -1, 0
-    # The previous step's ω is a guess a few kinks from this one's (a stick moves it little).
+        return FREE, 0.0, 0.0, 0.0, 0.0, slip, 0.0, 0.0, -1, 0, math.nan
+    # ``start`` is a guess a few kinks from this ω: the previous step's ω after a stick (a
+    # stick moves it little), its stick test's after a slide (the slide's root is further).
     w, vx, vy, ok, p_n, p_t, dp_n, dp_t, dw, share, dshare, kc, kp = _move(
         slip, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, kinks, jumps,
-        where, line, ct[_OMEGA], True,
+        where, line, start, True,
     )
+    tested = w
     if ok and p_n >= -slack and abs(p_t) <= mu * p_n + slack:
-        return STICK, w, vx, vy, max(p_n, 0.0), slip, 0.0, 0.0, kc, kp
+        return STICK, w, vx, vy, max(p_n, 0.0), slip, 0.0, 0.0, kc, kp, tested
     try_free = ok and p_n < -slack
     normal = 0.0
     if ok:
         sign = 1.0 if p_t > 0 else -1.0
         handed = True
         guess = math.nan  # ω near the root, where the walk knows it
+        known = False  # whether the walk knows the root's piece
         if pencil:
-            root, converged, locked, normal, handed, guess = _pencil_walk(
+            (root, converged, locked, normal, handed, guess, known, f_slope, w_slope, kc,
+             kp) = _pencil_walk(
                 sign, slip, kc, kp, mu, slack, masses, inertia, bound, arms, cell_vel, ct, dirs,
                 tol, rel, q, p, kinks, jumps, where, line, gamma, order, ranked,
             )
@@ -1229,6 +1249,12 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
                 rel, q, p, kinks, jumps, where, line,
             )
         slip = root
+        if converged and normal >= -slack and known:
+            # The walk's piece at the root: ω, the slopes and each cell's line there.
+            vx = ct[_CLOSING] * nx - root * ny + guess * ct[_AY]
+            vy = ct[_CLOSING] * ny + root * nx - guess * ct[_AX]
+            mode = LOCK if locked else SLIDE
+            return mode, guess, vx, vy, max(normal, 0.0), slip, f_slope, w_slope, kc, kp, tested
         if converged and normal >= -slack:
             # From the walk's ω the line solve hops to the sorted search's answer
             # (:func:`_line_solve`).
@@ -1246,7 +1272,7 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
                 )
             mode = LOCK if locked else SLIDE
             return (mode, w, vx, vy, max(normal, 0.0), slip, dp_t - sign * mu * dp_n, dw, kc,
-                    kp)
+                    kp, tested)
         if converged:
             try_free = True
     normal = max(normal, 0.0)
@@ -1258,19 +1284,20 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
             slid, w, vx, vy = _free_slide(masses, inertia, bound, arms, cell_vel, ct[_OMEGA],
                                           dirs, line)
             if not slid:
-                return LCP_FREE, 0.0, 0.0, 0.0, normal, slip, 0.0, 0.0, -1, 0
+                return LCP_FREE, 0.0, 0.0, 0.0, normal, slip, 0.0, 0.0, -1, 0, tested
         un = ux * nx + uy * ny
         contact_n = (vx - w * ct[_AY]) * nx + (vy + w * ct[_AX]) * ny
         if contact_n - un >= ct[_CLOSING] - un - 1e-9 * (1.0 + speed):
-            return FREE, w, vx, vy, normal, slip, 0.0, 0.0, -1, 0
-    return COUPLED, 0.0, 0.0, 0.0, normal, slip, 0.0, 0.0, -1, 0
+            return FREE, w, vx, vy, normal, slip, 0.0, 0.0, -1, 0, tested
+    return COUPLED, 0.0, 0.0, 0.0, normal, slip, 0.0, 0.0, -1, 0, tested
 
 
 @_jit
 def _work(k, n_lines):
     """The work arrays of :func:`_move` for ``k`` cells and ``n_lines`` directions, made once
     per call of :func:`classify` or :func:`run`: ``rel``, ``q``, ``p``, ``kinks``, ``jumps``,
-    ``where``, ``line``."""
+    ``where``, ``line``, then the pencils' (:func:`_pencils`): ``gamma``, ``order``,
+    ``ranked``."""
     order = np.empty((n_lines, k), np.int64)
     for j in range(n_lines):
         order[j] = np.arange(k)
@@ -1304,9 +1331,10 @@ def classify(mu, masses, inertia, bound, arms, cell_vel, contact, dirs, tol, pen
     walks = np.zeros(2, np.int64)
     for b in range(batch):
         (mode[b], twist[b, 0], twist[b, 1], twist[b, 2], normal[b], slip[b], slopes[b, 0],
-         slopes[b, 1], _, _) = _contact_step(
+         slopes[b, 1], _, _, _) = _contact_step(
             mu, masses[b], inertia[b], bound[b], arms[b], cell_vel[b], contact[b], dirs, tol,
             rel, q, p, kinks, jumps, where, line, gamma, order, ranked, pencil, walks,
+            contact[b, _OMEGA],
         )
     return mode, twist, normal, slip, slopes
 
@@ -1369,6 +1397,7 @@ def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, 
             inertia[i] = masses[b, i] * cell_side**2 / 6.0
             bound[i] = frictions[b, i] * masses[b, i] * (gravity * dt)
         step = next_step[b]
+        start_omega = omega[b]  # where the step's stick test starts its line solve
         while True:
             cos, sin = math.cos(theta[b]), math.sin(theta[b])
             for i in range(k):
@@ -1402,11 +1431,14 @@ def run(centres, masses, frictions, cell_side, gravity, dt, n_steps, dirs, tol, 
                 mode = override_mode[b]
                 w, vx, vy, normal = override[b, 0], override[b, 1], override[b, 2], override[b, 3]
                 override_mode[b] = -1
+                start_omega = w
             else:
-                mode, w, vx, vy, normal, slip, f_slope, w_slope, kc, kp = _contact_step(
+                mode, w, vx, vy, normal, slip, f_slope, w_slope, kc, kp, tested = _contact_step(
                     mu, masses[b], inertia, bound, arms, cell_vel[b], ct, dirs, tol, rel, q, p,
-                    kinks, jumps, where, line, gamma, order, ranked, True, walks,
+                    kinks, jumps, where, line, gamma, order, ranked, True, walks, start_omega,
                 )
+                # The next stick test starts from this one's ω after a slide or lock.
+                start_omega = tested if mode == SLIDE or mode == LOCK else w
                 if mode == COUPLED or mode == LCP_FREE:
                     break  # the torch step solves it (module docstring)
                 if taping:
