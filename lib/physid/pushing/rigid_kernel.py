@@ -95,6 +95,11 @@ LCP_FREE = 5
 _PIECES = 20000
 
 _jit = numba.njit(cache=True, fastmath=False, nogil=True)
+#: For the small helpers called once per cell or per event: numba does not inline one jitted
+#: function into another, and a call that passes arrays pays their reference counts (the
+#: slide and lock steps of the hammer's random pushes 9.6 % faster with these three inlined;
+#: inlining the line solve too gained 1 % for twice the compile time).
+_inline = numba.njit(cache=True, fastmath=False, nogil=True, inline="always")
 
 
 @_jit
@@ -226,7 +231,7 @@ def _line_hops(a, lin, c, p, q, tol, guess, line):
     return False, False, 0.0, 0, 0
 
 
-@_jit
+@_inline
 def _tied(p, q, i, w, tol, pmax):
     """The lines of cell ``i`` that attain its envelope at ``w`` (to the tolerance ``tol`` of
     the optimality check): the one of least slope, the one of largest (they differ only at a
@@ -570,7 +575,7 @@ _SHARE_SLACK = 1e-6
 _NEAR = 1000.0
 
 
-@_jit
+@_inline
 def _piece(s, cst, lines_q, lines_x, lines_y, kink):
     """The walk's piece at slip ``s`` (:func:`_pencil_walk`): ω and its slope in the slip, the
     kink cell's share and its slope (0 off a kink), and the finger's normal impulse and the
@@ -628,7 +633,7 @@ def _restart(s, kc, kp, cst, line, alpha, beta, gamma, q, bound, dirs, on_line):
     return (lines_q, lines_x, lines_y) + _piece(s, cst, lines_q, lines_x, lines_y, kink)
 
 
-@_jit
+@_inline
 def _kink_terms(on, g, alpha, beta, c, q_kp, q_nxt, kp_x, kp_y, nxt_x, nxt_y):
     """The scalars of :func:`_piece` for a kink cell (``on``) on its first line ``kp``:
     ``γ``, ``α``, ``β`` of its switch, its friction bound, ``q`` of its two lines, the next
@@ -748,6 +753,7 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
             u = alpha[j] + beta[j] * s
             own = j == kink_switch or j == other_ray
             start = 0
+            star = math.nan
             if w0 != 0:
                 star = -u / w0
                 if star == star:
@@ -760,7 +766,24 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                         start += 1
                     rank_at[j] = start
             rising = (u * slope - beta[j] * w0) * direction >= 0
+            # The second side only finds cells on the switch already (within ``near``), and
+            # none is when the cell nearest γ* behind it is further: |u + γ_i ω| = |ω| |γ_i −
+            # γ*| against ``near`` times |β + γ_i ω'| ≤ |β| + max|γ| |ω'| (on the kink cell's
+            # own line every crossing lies at u = 0).
+            if own:
+                passed = abs(u) > 2.0 * near * abs(beta[j])
+            elif star == star:
+                behind = start if not rising else start - 1
+                reach = abs(beta[j]) + abs(slope) * max(abs(ranked[j, 0]), abs(ranked[j, k - 1]))
+                passed = behind < 0 or behind >= k or (
+                    abs(w0) * abs(ranked[j, behind] - star)
+                    - 1e-15 * (abs(u) + abs(w0) * abs(ranked[j, behind]))
+                    > 2.0 * near * reach)
+            else:
+                passed = False
             for side in range(2):  # the way γ* moves, then the cells on the switch behind it
+                if side == 1 and passed:
+                    break
                 up = rising if side == 0 else not rising
                 r = start if up else start - 1
                 for _ in range(k):
