@@ -58,8 +58,30 @@ the tape records) about 4.5 µs each: a sliding step about 30 µs against a stic
 5–6 µs. The root's line solve now starts from the walk's own ω at the root (the hops of
 ``_line_hops``, which end in the sorted search's answer): the benchmark's sliding batch
 gives the same trajectories to the bit, and its cost against the sticking batch went from
-3.08× to 2.94× in one interleaved run of 15 rounds (a noisy machine; the target, 2×, needs a
-search that skips pieces).
+3.08× to 2.94× in one interleaved run of 15 rounds (a noisy machine).
+
+Then the step stopped making line solves the walk had already made: a slide or lock the
+pencils found takes its root's piece from the walk (ω, the slopes of ``f`` and ω, the kink
+cell and each cell's line: the line solve's at that slip, which a test checks at every root
+of random pushes), so no line solve is made at the root (it cost a slide 3.4 µs and a lock
+9.6 µs in replay); and the stick test after a slide starts from the last stick test's ω, not
+the slide's (9.6 → 7.1 µs a stick test in one replay). The helpers called once per cell or per event
+are inlined (``_inline``: 9.6 % off a slide or lock step in replay, and as much off a stick),
+and the scan's second side, which only looks for cells on the switch already, is passed where
+the cell nearest γ* behind it cannot lie within ``near`` (7.5 %). The same trajectories (to
+1.4e-16 m on the benchmark's sliding batch). In ``benchmarks/pushing.py`` the sliding batch
+against the sticking one went from 3.50× to 2.50× (the target is 2×). Where the rest goes,
+sampled under ``perf`` in the benchmark's own loop (a perf map of this module's functions in
+the rollout's library): per call of the sliding batch, the walk's event loop about 10 ms, the
+stick tests' line solves (``_line_hops``) 3.5 ms against the sticking batch's 4.2 ms, the
+fall-backs that sort every kink 1.3 ms, the pencils' sort 1.1 ms, the reference counts of
+calls that pass arrays 1.3 ms; in the event loop, the scan's two sides about equally (the
+visits' dependent loads of ``order`` then ``line``, one division a switch). Tried and left
+out, for no gain: a flag per rank for the cells beside each switch (0.7 % in replay, slower
+in the rollout), the opposite switches' pencils by reversal (0.8 %), dividing only for a
+crossing that might be the next event, more hops before sorting, and the line solve inlined
+too (1 % for twice the compile time). The target needs fewer events, a search that skips
+pieces (the condition is not monotone in the slip, so it cannot bisect).
 
 Uses: :func:`run` is the whole rollout of pushes that need no gradient
 (:func:`physid.pushing.rigid_engine.compiled_rollout`) and, taping each step's decisions, of
