@@ -389,8 +389,7 @@ def _move(s, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, k
         p[j] = -(target_x * dirs[j, 0] + target_y * dirs[j, 1])
     omega, ok, kc, kp, share = _line_solve(a, lin, bound, p, q, tol, kinks, jumps, where, line,
                                            guess)
-    vx = target_x + omega * ct[_AY]
-    vy = target_y - omega * ct[_AX]
+    vx, vy = _origin_velocity(ct, s, omega)
     gx = gy = fx = fy = 0.0
     total = lever_x = lever_y = dlin = 0.0
     for i in range(k):
@@ -426,6 +425,15 @@ def _move(s, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel, q, p, k
     gy_s = total * ty + domega * lever_y - dy
     return (omega, vx, vy, ok, ix * nx + iy * ny, ix * tx + iy * ty, gx_s * nx + gy_s * ny,
             gx_s * tx + gy_s * ty, domega, share, dshare, kc, kp)
+
+
+@_inline
+def _origin_velocity(ct, s, omega):
+    """The origin's velocity when the contact point moves at ``closing·n + s·t`` and the object
+    turns at ``omega`` (``ct`` the contact's scalars)."""
+    nx, ny = ct[_NX], ct[_NY]
+    return (ct[_CLOSING] * nx + s * -ny + omega * ct[_AY],
+            ct[_CLOSING] * ny + s * nx - omega * ct[_AX])
 
 
 @_jit
@@ -1296,8 +1304,7 @@ def _contact_step(mu, masses, inertia, bound, arms, cell_vel, ct, dirs, tol, rel
         slip = root
         if converged and normal >= -slack and known:
             # The walk's piece at the root: ω, the slopes and each cell's line there.
-            vx = ct[_CLOSING] * nx - root * ny + guess * ct[_AY]
-            vy = ct[_CLOSING] * ny + root * nx - guess * ct[_AX]
+            vx, vy = _origin_velocity(ct, root, guess)
             mode = LOCK if locked else SLIDE
             return mode, guess, vx, vy, max(normal, 0.0), slip, f_slope, w_slope, kc, kp, tested
         if converged and normal >= -slack:
