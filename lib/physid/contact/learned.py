@@ -299,13 +299,15 @@ def hamiltonian_field(
         constraints: the equality constraints, or None.
     """
     create = torch.is_grad_enabled()
+    # The partial derivatives: ∂H/∂x = ∇V(x) and ∂H/∂p = M⁻¹p (M⁻¹ symmetric). Differentiating H
+    # with respect to x and p together by autograd would give total derivatives through the
+    # graph: after a contact at x, p depends on x through the impulse, and that path would be
+    # added to ∂H/∂x.
     with torch.enable_grad():
-        x, p = _grad_leaf(x), _grad_leaf(p)
-        kinetic = 0.5 * (p * (p @ inv_mass.T)).sum(-1)
-        H = kinetic + potential(x)
-        dx, dp = torch.autograd.grad(H.sum(), (x, p), create_graph=create, allow_unused=True)
+        x = _grad_leaf(x)
+        (dx,) = torch.autograd.grad(potential(x).sum(), x, create_graph=create, allow_unused=True)
     dHdx = torch.zeros_like(x) if dx is None else dx
-    dHdp = torch.zeros_like(p) if dp is None else dp
+    dHdp = p @ inv_mass.T
     if not create:
         dHdx, dHdp = dHdx.detach(), dHdp.detach()
         x, p = x.detach(), p.detach()
