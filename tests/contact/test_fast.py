@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from physid.contact import fast, reference
+from physid.contact import fast, reference, single_cone
 
 #: The contact library computes in float64; tensors made here without a dtype follow.
 pytestmark = pytest.mark.usefixtures("float64_default")
@@ -211,3 +211,55 @@ def test_single_spatial_contact_solved_directly_matches_the_interior_point(lb_sc
         pieces["face"] = at_bound & ~on_surface
     for piece, where in pieces.items():
         assert bool((where & direct).any()), f"no {piece} minimiser solved directly"
+
+
+@pytest.mark.parametrize("lb_scale", [0.0, 0.5, 3.0])
+def test_the_compiled_single_cone_is_the_batched_one(lb_scale):
+    # The CPU's compiled path against the tensor form that runs elsewhere: the same samples
+    # verify, with the same impulses and implicit derivatives (μ = 0 is left to both).
+    F, c, mu, lb = random_problems(120, 1, 3, seed=12, lb_scale=lb_scale)
+    mu[::10] = 0.0
+    c[1::5] = c[1::5].abs()  # pulled away: the apex where lb = 0
+    weights = torch.randn(120, 1, 3, generator=torch.Generator().manual_seed(6))
+    out = []
+    for solver in (single_cone.solve, fast._single_cone):
+        inputs = [t.clone().requires_grad_(True) for t in (F, c, mu, lb)]
+        f, solved = solver(inputs[0].mT @ inputs[0], *inputs[1:], 8)
+        out.append((f, solved, torch.autograd.grad((f * weights).sum(), inputs)))
+    (f, solved, grads), (f_ref, solved_ref, grads_ref) = out
+    assert solved.tolist() == solved_ref.tolist() and not solved[::10].any()
+    assert solved.float().mean() > 0.85
+    torch.testing.assert_close(f, f_ref, rtol=0, atol=1e-11)
+    for name, a, b in zip("F c mu lb".split(), grads, grads_ref, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-8, atol=1e-8, msg=name)
+
+
+def test_a_nearly_singular_cone_problem_is_solved_directly():
+    # A gyroscope's problem under CM (A has the least-norm term's eigenvalue 1e-6): on the
+    # cone's surface two local minima of the angle differ by 1e-6 of the objective, less than
+    # the grid of 32 angles resolves; starting Newton's method from the grid's best alone ended
+    # in the wrong one, which did not verify, and the sample went to the interior point.
+    A = torch.tensor([[[0.7751744676697192, 0.4529729445730819, -0.3392670747945409],
+                       [0.4529729445730819, 0.6702787813606822, 0.38942184268833224],
+                       [-0.3392670747945409, 0.38942184268833224, 1.0]]])
+    c = torch.tensor([[-1.1917946110953035, -0.8111866559849661, 0.35532410814738913]])
+    mu, lb = torch.tensor([[0.25513473986843827]]), torch.zeros(1, 1)
+    assert float(torch.linalg.eigvalsh(A).min()) < 1.1e-6
+    inner = fast.solve(A, c, mu, lb, 3, tol=1e-11, direct=False)
+    assert inner.polished.all()
+    for solver in (single_cone.solve, fast._single_cone):
+        f, solved = solver(A, c, mu, lb, 8)
+        assert solved.all(), solver
+        torch.testing.assert_close(f, inner.impulse, rtol=0, atol=1e-7)
+
+
+def test_the_compiled_single_cone_passes_gradcheck():
+    F, c, mu, lb = random_problems(4, 1, 3, seed=7, lb_scale=0.4)
+
+    def impulse(F, c, mu, lb):
+        f, solved = single_cone.solve(F.mT @ F, c, mu, lb, 8)
+        assert solved.all()
+        return f
+
+    args = tuple(t.requires_grad_(True) for t in (F, c, mu, lb))
+    assert torch.autograd.gradcheck(impulse, args, eps=1e-6, atol=1e-6, rtol=1e-5)

@@ -48,7 +48,7 @@ from functools import lru_cache
 import torch
 from torch import Tensor
 
-from physid.contact import active_sets
+from physid.contact import active_sets, single_cone
 from physid.core.validate import check_count, check_positive, check_tensor
 
 #: Classifications tried in turn for the samples whose polish does not verify: the threshold on
@@ -62,7 +62,7 @@ _EARLY_POLISH = (6, 9)
 #: The classifications tried at those early attempts.
 _EARLY_CLASSIFICATIONS = _CLASSIFICATIONS[:1]
 #: Largest condition number (1-norm) of a polish KKT matrix treated as nonsingular.
-_MAX_CONDITION = 1e11
+_MAX_CONDITION = single_cone.MAX_CONDITION
 
 
 @dataclass(frozen=True)
@@ -726,7 +726,7 @@ def _newton(full: _Problem, act: _ActiveSet, y: Tensor, newton_steps: int):
         y = y - (J_inv @ R[..., None])[..., 0]
     J_inv, ok = _inverse(_kkt_jacobian(full, act, *_split(full, y)))
     ok &= torch.isfinite(y).all(-1)
-    ok &= _verified(full, act, *_split(full, y), tol=1e-8)
+    ok &= _verified(full, act, *_split(full, y), tol=single_cone.VERIFY_TOL)
     return y, J_inv, ok
 
 
@@ -759,7 +759,9 @@ def solve(
     (:func:`physid.contact.active_sets.supports`) by enumerating their active sets
     (:mod:`physid.contact.active_sets`: no iteration), and a single spatial contact with μ > 0
     by locating its minimiser on the pieces of its cone (interior, bound, apex, surface, rim:
-    one angle to search on the last two) and polishing it there. The samples that do not
+    one angle to search on the last two) and polishing it there. On the CPU both are compiled
+    calls (:mod:`physid.contact.active_sets`, :mod:`physid.contact.single_cone`) with
+    hand-written adjoints; elsewhere they run as batched tensor operations. The samples that do not
     verify on these paths, and all others, go through the interior point and the polish of
     the module docstring.
 
@@ -815,7 +817,8 @@ def _solve(A: Tensor, c: Tensor, mu: Tensor, lb: Tensor, k: int, tol: float = 1e
     if direct and active_sets.supports(B, C, k):
         f, enumerated = active_sets.solve(A_s, c, mu, lb_s, k)
     elif direct and k == 3 and C == 1:
-        f, enumerated = _single_cone(A_s, c, mu, lb_s, newton_steps)
+        cone = single_cone.solve if c.device.type == "cpu" else _single_cone
+        f, enumerated = cone(A_s, c, mu, lb_s, newton_steps)
     if not bool(enumerated.any()):  # every sample, without gathering and scattering them
         f, polished, converged, iterations = _interior_polish(
             A_s, c, mu, lb_s, k, tol, max_iter, newton_steps
@@ -897,12 +900,6 @@ def _implicit_step(A_s, c, mu, lb_s, k: int, act: _ActiveSet, y: Tensor, J_inv: 
     return _split(full, y - (J_inv @ R[..., None])[..., 0])[0]
 
 
-#: Angles tried on the cone's surface (or its rim) before Newton's method on the angle
-#: (:func:`_single_cone`), and the Newton steps taken.
-_CONE_ANGLES = 32
-_ANGLE_STEPS = 4
-
-
 def _angle_terms(A: Tensor, c: Tensor, mu: Tensor, theta: Tensor):
     """a = dᵀc and b = dᵀAd with d = (1, μ cos θ, μ sin θ), and their first two derivatives
     in θ; ``A`` (B, 3, 3), ``c`` (B, 3), ``mu`` (B,), ``theta`` (B, n)."""
@@ -923,9 +920,10 @@ def _angle_terms(A: Tensor, c: Tensor, mu: Tensor, theta: Tensor):
 def _best_angle(A: Tensor, c: Tensor, mu: Tensor, lb: Tensor, rim: bool) -> Tensor:
     """The angle θ of the tangential direction minimising the objective on the cone's surface
     (``rim`` False: f = n d(θ) with the best n = -a/b, objective -a²/2b where a < 0) or on its
-    rim at the bound (f = lb d(θ), objective lb² b/2 + lb a): the best of a grid, then Newton."""
-    grid = torch.arange(_CONE_ANGLES, dtype=A.dtype, device=A.device) * (
-        2 * torch.pi / _CONE_ANGLES
+    rim at the bound (f = lb d(θ), objective lb² b/2 + lb a): Newton from the local minima of
+    a grid, the best end."""
+    grid = torch.arange(single_cone.ANGLES, dtype=A.dtype, device=A.device) * (
+        2 * torch.pi / single_cone.ANGLES
     )
     theta = grid.expand(A.shape[0], -1)
 
@@ -939,17 +937,29 @@ def _best_angle(A: Tensor, c: Tensor, mu: Tensor, lb: Tensor, rim: bool) -> Tens
         h = -(a1 * a1 + a * a2) / b + 2 * a * a1 * b1 / b**2 + a * a * b2 / (2 * b**2)
         return phi, g, h - a * a * b1 * b1 / b**3
 
+    def newton(theta: Tensor) -> Tensor:
+        for _ in range(single_cone.ANGLE_STEPS):
+            _, g, h = value(theta)
+            step = torch.where(h > 0, g / h.clamp_min(1e-300), torch.zeros_like(g))
+            theta = theta - step.clamp(-0.5, 0.5)
+        return theta
+
+    # Newton from every local minimum of the grid, the lowest end (A nearly singular can make
+    # two local minima differ by less than the grid resolves); from the first angle where no
+    # grid value is finite.
     phi, _, _ = value(theta)
-    theta = theta.gather(1, phi.argmin(1, keepdim=True))
-    for _ in range(_ANGLE_STEPS):
-        _, g, h = value(theta)
-        step = torch.where(h > 0, g / h.clamp_min(1e-300), torch.zeros_like(g))
-        theta = theta - step.clamp(-0.5, 0.5)
-    return theta[:, 0]
+    local = torch.isfinite(phi) & (phi <= phi.roll(1, 1)) & (phi <= phi.roll(-1, 1))
+    ends = newton(theta)
+    end_phi = value(ends)[0].nan_to_num(posinf=torch.finfo(phi.dtype).max)
+    best = torch.where(local, end_phi, torch.full_like(end_phi, torch.inf)).argmin(1)
+    chosen = ends.gather(1, best[:, None])[:, 0]
+    return torch.where(local.any(1), chosen, newton(theta[:, :1])[:, 0])
 
 
 def _single_cone(A_s, c, mu, lb_s, newton_steps: int) -> tuple[Tensor, Tensor]:
-    """One spatial contact per sample (k = 3, C = 1, μ > 0) without the interior point.
+    """One spatial contact per sample (k = 3, C = 1, μ > 0) without the interior point, in
+    batched tensor operations (off the CPU; :mod:`physid.contact.single_cone` is the same
+    compiled).
 
     The minimiser lies in the interior (f = -A⁻¹c), on the face f_n = lb inside the cone, at
     the apex (lb = 0), on the cone's surface, or on its rim at the bound; on the last two the
