@@ -77,11 +77,20 @@ def test_singular_problem_is_left_to_the_interior_point():
 
 
 def test_sizes_beyond_the_enumeration_raise_and_are_not_enumerated():
+    # The batched form is bounded by its work over the whole batch, the compiled one (the
+    # CPU's) by the contact count alone.
     assert active_sets.supports(200, 1, 2) and active_sets.supports(25, 2, 2)
     assert not active_sets.supports(200, 2, 2) and not active_sets.supports(1, 4, 2)
     assert not active_sets.supports(1, 1, 3) and active_sets.supports(1, 8, 1)
+    assert active_sets.supports(200, 4, 2, compiled=True)
+    assert active_sets.supports(500, 10, 1, compiled=True)
+    assert not active_sets.supports(1, 5, 2, compiled=True)
+    assert not active_sets.supports(1, 1, 3, compiled=True)
     F, c, mu, lb = random_problems(200, 2, 2, seed=1)
     with pytest.raises(ValueError, match="B=200"):
+        active_sets._solve_batched(F.mT @ F, c, mu, lb, 2)
+    F, c, mu, lb = random_problems(2, 5, 2, seed=1)
+    with pytest.raises(ValueError, match="C=5"):
         active_sets.solve(F.mT @ F, c, mu, lb, 2)
     with pytest.raises(TypeError, match="direct"):
         fast.solve(F.mT @ F, c, mu, lb, 2, direct=1)

@@ -3,8 +3,9 @@ Lagrangian and Hamiltonian Neural Networks with Differentiable Contact Models".
 
 * :mod:`~physid.contact.model`: the contact model (compression, restitution with Poisson's
   hypothesis, penetration compensation; CM and CMr) and its contact space;
-* :mod:`~physid.contact.fast`: the batched exact solver with implicit gradients, and
-  :mod:`~physid.contact.active_sets`: its direct path for small polyhedral problems;
+* :mod:`~physid.contact.fast`: the batched exact solver with implicit gradients, and its
+  direct paths, :mod:`~physid.contact.active_sets` for small polyhedral problems and
+  :mod:`~physid.contact.single_cone` for one spatial contact (both compiled on the CPU);
 * :mod:`~physid.contact.reference`: the cvxpylayers layers, cached per contact count;
 * :mod:`~physid.contact.lcp`: the LCP model with Newton's restitution (data baseline);
 * :mod:`~physid.contact.mechanics`: inertia, explicit constraints, constrained dynamics;

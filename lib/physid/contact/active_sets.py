@@ -31,11 +31,14 @@ cannot tell) is returned unsolved, for the interior point of :mod:`physid.contac
 On the CPU the enumeration is one compiled call (numba's ``@njit``): per sample, the sets in
 turn, each the KKT system of its active constraints alone (``m + |W|`` unknowns) solved by
 Gaussian elimination with partial pivoting, until one verifies; the impulse then carries the
-same implicit derivative through a hand-written adjoint (:class:`_Enumerated`: the transposed
+same implicit derivative through a hand-written adjoint (``_Enumerated``: the transposed
 system of the chosen set, one more compiled call in the backward pass). That replaces about
 130 small tensor operations a call, and autograd's walk back through them, by two calls: a
-training step of CM-CD-CLNN on BP5 makes 3–4 such calls per rollout step. Elsewhere (a GPU)
-the batched tensor form above runs; the tests hold the two to each other.
+training step of CM-CD-CLNN on BP5 makes 3–4 such calls per rollout step. As it works per
+sample and stops at the first set that verifies, it takes any batch of up to
+:data:`MAX_COMPILED` contacts (the batched form is bounded by its work over the whole batch,
+:data:`MAX_WORK`). Elsewhere (a GPU) the batched tensor form above runs; the tests hold the two
+to each other.
 """
 
 from __future__ import annotations
@@ -65,8 +68,18 @@ def set_count(C: int, k: int) -> int:
     return 2**C if k == 1 else 7**C
 
 
-def supports(B: int, C: int, k: int) -> bool:
-    """Whether a batch of ``B`` problems of ``C`` contacts of ``k`` components is enumerated."""
+#: The largest contact count the compiled path (the CPU's) enumerates, by components per
+#: contact, at any batch: it works per sample and stops at the first set that verifies, so its
+#: cost is that of the sets with fewer active constraints than the solution's (at most 7⁴ small
+#: systems, about 3 ms, for a sample where none verifies).
+MAX_COMPILED = {1: 10, 2: 4}
+
+
+def supports(B: int, C: int, k: int, compiled: bool = False) -> bool:
+    """Whether a batch of ``B`` problems of ``C`` contacts of ``k`` components is enumerated,
+    by the compiled path (``compiled``, on the CPU) or by the batched one."""
+    if compiled:
+        return 1 <= C <= MAX_COMPILED.get(k, 0)
     if not 1 <= C <= MAX_CONTACTS.get(k, 0):
         return False
     size = C * (k + (1 if k == 1 else 3))  # the KKT system: impulses and multipliers
@@ -372,7 +385,7 @@ def solve(A: Tensor, c: Tensor, mu: Tensor, lb: Tensor, k: int) -> tuple[Tensor,
         c: ``(B, C·k)`` linear term.
         mu: ``(B, C)`` friction coefficients (unused for ``k = 1``).
         lb: ``(B, C)`` lower bounds on the normal impulses.
-        k: 1 or 2, with ``supports(B, C, k)``.
+        k: 1 or 2, with ``supports(B, C, k, compiled)`` (``compiled`` on the CPU).
 
     Returns:
         ``(impulse, solved)``: ``(B, C, k)`` impulses, differentiable in all four inputs
@@ -381,7 +394,7 @@ def solve(A: Tensor, c: Tensor, mu: Tensor, lb: Tensor, k: int) -> tuple[Tensor,
     """
     B, m = c.shape
     C = mu.shape[1]
-    if not supports(B, C, k):
+    if not supports(B, C, k, compiled=c.device.type == "cpu"):
         raise ValueError(
             f"a batch of B={B!r} problems of C={C!r} contacts with k={k!r} is not enumerated"
         )
@@ -395,6 +408,10 @@ def _solve_batched(A: Tensor, c: Tensor, mu: Tensor, lb: Tensor, k: int) -> tupl
     """:func:`solve` as one batch of tensor operations over every sample and set (any device)."""
     B, m = c.shape
     C = mu.shape[1]
+    if not supports(B, C, k):
+        raise ValueError(
+            f"a batch of B={B!r} problems of C={C!r} contacts with k={k!r} is not enumerated"
+        )
     sets = _active_sets(C, k, c.device).flatten(1)  # (S, n)
     with torch.no_grad():
         A0, c0, G0, h0 = A.detach(), c.detach(), *_constraints(mu.detach(), lb.detach(), k)

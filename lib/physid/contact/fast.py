@@ -814,7 +814,7 @@ def _solve(A: Tensor, c: Tensor, mu: Tensor, lb: Tensor, k: int, tol: float = 1e
     kappa = A.detach().abs().flatten(1).amax(-1).clamp_min(1e-300)
     A_s, lb_s = A / kappa[:, None, None], lb * kappa[:, None]
     enumerated = torch.zeros(B, dtype=torch.bool, device=c.device)
-    if direct and active_sets.supports(B, C, k):
+    if direct and active_sets.supports(B, C, k, compiled=c.device.type == "cpu"):
         f, enumerated = active_sets.solve(A_s, c, mu, lb_s, k)
     elif direct and k == 3 and C == 1:
         cone = single_cone.solve if c.device.type == "cpu" else _single_cone

@@ -294,6 +294,8 @@ def _padded(space: ContactSpace, real: Tensor, size: int) -> ContactSpace:
     B, C = real.shape
     k = space.k
     pad = size - C
+    if pad == 0 and bool(real.all()):  # nothing to pad (every count up to 8 is its own bucket)
+        return space
     dummy = torch.cat([~real, real.new_ones(B, pad)], 1)  # (B, size)
     dummy_rows = dummy[..., None].expand(B, size, k).reshape(B, size * k)
     factor = space.factor

@@ -84,6 +84,16 @@ class BouncingBodies(ContactSystem):
         self.candidates = tuple(f"ball {i} – ball {j}" for i, j in self.pairs) + tuple(
             f"ball {b} – {w} wall" for b in range(n_b) for w in WALL_NAMES
         )
+        # The candidates' constants, made once (detection runs at every step): each pair's
+        # bodies, each wall contact's body and wall, and one-hot maps from a contact to its
+        # body, which place a contact's Jacobian rows without an indexed write.
+        self._pair_i = torch.tensor([i for i, _ in self.pairs], dtype=torch.long, device=device)
+        self._pair_j = torch.tensor([j for _, j in self.pairs], dtype=torch.long, device=device)
+        self._wall_body = torch.arange(n_b, device=device).repeat_interleave(4)
+        self._walls = torch.tensor(WALLS, dtype=torch.float64, device=device).repeat(n_b, 1)
+        eye = torch.eye(n_b, dtype=torch.float64, device=device)
+        self._on_i, self._on_j = eye[self._pair_i], eye[self._pair_j]
+        self._on_wall = eye[self._wall_body]
 
     def potential(self, x: Tensor) -> Tensor:
         return x.new_zeros(x.shape[0])
@@ -110,38 +120,33 @@ class BouncingBodies(ContactSystem):
         c = (axes * offset[:, :, None]).sum(-1)  # (B, K, 2)
         return torch.cat([1 - c.sum(-1, keepdim=True), c], -1)
 
-    def _rows(self, x: Tensor, body: Tensor, weights: Tensor, e_n: Tensor, sign: float):
-        """Jacobian contributions ``(B, K, 2, N)`` of contact points on ``body``."""
+    def _rows(self, on_body: Tensor, weights: Tensor, e_n: Tensor, sign: float) -> Tensor:
+        """Jacobian contributions ``(B, K, 2, N)`` of contact points on the bodies that
+        ``on_body`` ``(K, n_b)`` marks (one-hot)."""
         B, K = e_n.shape[:2]
         frame = torch.stack([e_n, rot90(e_n)], -2)  # (B, K, 2 rows, 2 coords)
-        rows = x.new_zeros(B, K, 2, self.n_bodies, self.points_per_body, 2)
-        contrib = sign * weights[:, :, None, :, None] * frame[:, :, :, None, :]
-        rows[:, torch.arange(K, device=x.device), :, body] = contrib.transpose(0, 1)
+        point = sign * on_body[:, :, None] * weights[:, :, None, :]  # (B, K, n_b, points)
+        rows = frame[:, :, :, None, None, :] * point[:, :, None, :, :, None]
         return rows.reshape(B, K, 2, self.n_coords)
 
     def detect(self, x: Tensor) -> Detection:
         B = x.shape[0]
         centres = self.centres(x)
-        device = x.device
-        i = torch.tensor([p[0] for p in self.pairs], device=device, dtype=torch.long)
-        j = torch.tensor([p[1] for p in self.pairs], device=device, dtype=torch.long)
+        i, j, radii = self._pair_i, self._pair_j, self.radii
         diff = centres[:, j] - centres[:, i]
         dist = diff.norm(dim=-1)
         e_pair = diff / dist[..., None]
-        d_pair = dist - self.radii[i] - self.radii[j]
+        d_pair = dist - radii[i] - radii[j]
         J_pair = self._rows(
-            x, i, self._point_weights(x, i, self.radii[i][:, None] * e_pair), e_pair, -1.0
+            self._on_i, self._point_weights(x, i, radii[i][:, None] * e_pair), e_pair, -1.0
         ) + self._rows(
-            x, j, self._point_weights(x, j, -self.radii[j][:, None] * e_pair), e_pair, 1.0
+            self._on_j, self._point_weights(x, j, -radii[j][:, None] * e_pair), e_pair, 1.0
         )
-        walls = x.new_tensor(WALLS)  # (4, 3)
-        body = torch.arange(self.n_bodies, device=device).repeat_interleave(4)
-        wall = walls.repeat(self.n_bodies, 1)  # (4 n_b, 3)
-        c_w = centres[:, body]
-        d_wall = (c_w * wall[:, :2]).sum(-1) + wall[:, 2] - self.radii[body]
+        body, wall = self._wall_body, self._walls  # (4 n_b,), (4 n_b, 3)
+        d_wall = (centres[:, body] * wall[:, :2]).sum(-1) + wall[:, 2] - radii[body]
         e_wall = (-wall[:, :2]).expand(B, -1, -1)
-        weights = self._point_weights(x, body, self.radii[body][:, None] * e_wall)
-        J_wall = self._rows(x, body, weights, e_wall, -1.0)
+        weights = self._point_weights(x, body, radii[body][:, None] * e_wall)
+        J_wall = self._rows(self._on_wall, weights, e_wall, -1.0)
         return Detection(
             distance=torch.cat([d_pair, d_wall], 1), jacobian=torch.cat([J_pair, J_wall], 1)
         )

@@ -9,14 +9,14 @@ at the apex (``lb = 0``), on the cone's surface, or on its rim at the bound; on 
 the tangential direction is one angle θ, found on a grid of :data:`ANGLES` and refined by
 :data:`ANGLE_STEPS` Newton steps. The first candidate that is feasible fixes the active set and
 starts Newton's method on that set's KKT equations ``R(y, θ) = 0``, ``y = (f, λ_l, λ_c)``, which
-is verified as the interior point's polish is (:func:`physid.contact.fast._verified`).
-:func:`physid.contact.fast._single_cone` states the same steps in batched tensor operations,
+is verified as the interior point's polish is (``physid.contact.fast._verified``).
+``physid.contact.fast._single_cone`` states the same steps in batched tensor operations,
 which run off the CPU and which the tests hold this module to.
 
 Here every sample is one compiled call (numba's ``@njit``), with no tensor operation and no
 host synchronisation per Newton step, and the impulse's derivative is the implicit function
 theorem's, ``df/dθ = -(J⁻¹)_f ∂R/∂θ`` with the KKT Jacobian ``J`` at the solution, computed by
-a second compiled call in the backward pass (:class:`_SingleCone`). The gyroscope's contact
+a second compiled call in the backward pass (``_SingleCone``). The gyroscope's contact
 problems take this path: two per contact step.
 """
 
