@@ -213,7 +213,7 @@ class Resolution:
         return self.compression + self.restitution
 
 
-#: Eigenvalues at most this fraction of the largest count as zero (:func:`_null_basis`).
+#: Eigenvalues at most this fraction of the largest count as zero (the null space of CM).
 NULL_RTOL = 1e-9
 
 

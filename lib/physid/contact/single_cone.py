@@ -6,12 +6,13 @@ A sample with one spatial contact (``k = 3``, ``C = 1``, ``μ > 0``) is the prob
 
 whose minimiser lies in the interior (``f = -A⁻¹c``), on the face ``f_n = lb`` inside the cone,
 at the apex (``lb = 0``), on the cone's surface, or on its rim at the bound; on the last two
-the tangential direction is one angle θ, found on a grid of :data:`ANGLES` and refined by
-:data:`ANGLE_STEPS` Newton steps. The first candidate that is feasible fixes the active set and
-starts Newton's method on that set's KKT equations ``R(y, θ) = 0``, ``y = (f, λ_l, λ_c)``, which
-is verified as the interior point's polish is (``physid.contact.fast._verified``).
-``physid.contact.fast._single_cone`` states the same steps in batched tensor operations,
-which run off the CPU and which the tests hold this module to.
+the tangential direction is one angle θ: :data:`ANGLE_STEPS` Newton steps from every local
+minimum of a grid of :data:`ANGLES`, the lowest end. The first candidate that is feasible fixes
+the active set and starts Newton's method on that set's KKT equations ``R(y, θ) = 0``,
+``y = (f, λ_l, λ_c)``, whose result is verified as the interior point's polish is
+(``physid.contact.fast._verified``). ``physid.contact.fast._single_cone`` states the same
+steps in batched tensor operations, which run off the CPU and which the tests hold this
+module to.
 
 Here every sample is one compiled call (numba's ``@njit``), with no tensor operation and no
 host synchronisation per Newton step, and the impulse's derivative is the implicit function
@@ -29,8 +30,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
+__all__ = ["ANGLES", "ANGLE_STEPS", "MAX_CONDITION", "VERIFY_TOL", "solve"]
+
 #: Angles tried on the cone's surface (or its rim) before Newton's method on the angle, and the
-#: Newton steps taken (here and in :func:`physid.contact.fast._single_cone`).
+#: Newton steps taken from each local minimum of the grid (here and in
+#: ``physid.contact.fast._single_cone``).
 ANGLES = 32
 ANGLE_STEPS = 4
 #: Largest condition number (1-norm) of a KKT Jacobian treated as nonsingular (here and in
