@@ -32,10 +32,10 @@ from torch import Tensor
 
 __all__ = ["ANGLES", "ANGLE_STEPS", "MAX_CONDITION", "VERIFY_TOL", "solve"]
 
-#: Angles tried on the cone's surface (or its rim) before Newton's method on the angle, and the
-#: Newton steps taken from each local minimum of the grid (here and in
+#: Angles of the grid on the cone's surface (or its rim) (here and in
 #: ``physid.contact.fast._single_cone``).
 ANGLES = 32
+#: Newton steps on the angle from each local minimum of the grid.
 ANGLE_STEPS = 4
 #: Largest condition number (1-norm) of a KKT Jacobian treated as nonsingular (here and in
 #: the polish of :mod:`physid.contact.fast`).
