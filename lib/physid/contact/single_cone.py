@@ -12,7 +12,9 @@ the active set and starts Newton's method on that set's KKT equations ``R(y, θ)
 ``y = (f, λ_l, λ_c)``, whose result is verified as the interior point's polish is
 (``physid.contact.fast._verified``). ``physid.contact.fast._single_cone`` states the same
 steps in batched tensor operations, which run off the CPU and which the tests hold this
-module to.
+module to. Where A is singular and the minimisers form a segment (the gyroscope under CM as
+stated), the path may end at an end of the segment, where the cone's surface pins it, and verify
+there: a minimiser, with the one-sided derivative of that end.
 
 Here every sample is one compiled call (numba's ``@njit``), with no tensor operation and no
 host synchronisation per Newton step, and the impulse's derivative is the implicit function

@@ -487,9 +487,13 @@ UNIQUENESS_MODELS = {
 def uniqueness_study(run: TaskRun) -> dict[str, float]:
     """Gyroscope impacts: A is singular, so problem (5) may have a segment of minimisers.
 
-    The compression problems whose active-set system is singular (the fast solver cannot
-    polish them as stated) are the ones with a whole segment of minimisers. On those, solved as
-    stated, the interior point and cvxpylayers return different impulses with the same
+    The compression problems whose active-set system is singular at the interior point's
+    solution (the fast solver's polish fails there, as stated) are the ones with a whole segment
+    of minimisers: the interior point ends in the relative interior of the set of minimisers,
+    where moving along the segment leaves the active set's equations satisfied. (The direct
+    path for one spatial contact may instead end at an end of the segment, where the cone's
+    surface pins it, and verify there: a minimiser too, so it cannot tell.) On those problems,
+    solved as stated, the interior point and cvxpylayers return different impulses with the same
     velocity; CM's least-norm rule and CMr both make the minimiser unique, and the two solvers
     agree. Keys ``"<model> <quantity>"`` give the largest difference between the solvers for
     each model of :data:`UNIQUENESS_MODELS`.
@@ -498,7 +502,8 @@ def uniqueness_study(run: TaskRun) -> dict[str, float]:
     spaces = []
     for batch in stack_events(run.events):
         s = batch.space
-        solution = fast.solve(s.A, s.velocity, s.mu, torch.zeros_like(s.mu), s.k)
+        zeros = torch.zeros_like(s.mu)
+        solution = fast.solve(s.A, s.velocity, s.mu, zeros, s.k, direct=False)
         out["problems"] += s.batch
         keep = ~solution.polished
         out["non-unique"] += float(keep.sum())
