@@ -324,11 +324,12 @@ def _adjoint(A, mu, f, nu, chosen, sets, k, grad):
     y = np.zeros(m + n)
     which = np.zeros(n, np.int64)
     zero = np.zeros(m)
+    no_bound = np.zeros(C)  # the bounds do not enter the adjoint's matrix
     for b in range(B):
         s = chosen[b]
         if s < 0:
             continue
-        _rows(mu[b], np.zeros(C), k, G, h)
+        _rows(mu[b], no_bound, k, G, h)
         na = _kkt_matrix(A[b], G, h, zero, sets[s], K, y, which, True)
         for j in range(m):
             y[j] = grad[b, j]
