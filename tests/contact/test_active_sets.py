@@ -126,3 +126,41 @@ def test_the_compiled_enumeration_is_the_batched_one(k, C, B):
     if k == 1:
         assert grads[2].abs().max() == 0  # μ is not a parameter of a limit
 
+
+
+def test_contacts_that_nothing_couples_are_solved_alone_with_the_same_answer():
+    # Contacts 0 and 1 coupled; contact 2 on a body no other contact touches (odd samples) or
+    # a dummy as the integrator pads with (even samples: a unit block, separating, μ = lb =
+    # 0): the compiled path solves contact 2 alone first and tries only the sets that agree
+    # with its own; the batched path (one sample at a time, its size limit) tries every set.
+    # The same sets verify, with the same impulses and derivatives.
+    B, k = 12, 2
+    g = torch.Generator().manual_seed(5)
+    _, c, mu, lb = random_problems(B, 3, k, seed=8, lb_scale=0.5)
+    F = torch.zeros(B, 8, 6)
+    F[:, :5, :4] = torch.randn(B, 5, 4, generator=g)
+    F[:, 5:, 4:] = torch.randn(B, 3, 2, generator=g)
+    F[::2, 5:, 4:] = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    c[::2, 4:] = torch.tensor([1.0, 0.0])
+    mu[::2, 2] = 0.0
+    lb[::2, 2] = 0.0
+    c[1::4, 4] = c[1::4, 4].abs()  # contact 2 pulled away: at its apex where lb = 0
+    A = F.mT @ F
+    assert (A[:, 4:, :4] == 0).all()
+    weights = torch.randn(B, 3, k, generator=g)
+
+    def solved_with(solver, rows):
+        inputs = [t[rows].clone().requires_grad_(True) for t in (A, c, mu, lb)]
+        f, solved = solver(*inputs, k)
+        grads = torch.autograd.grad((f * weights[rows]).sum(), inputs, allow_unused=True)
+        return f, solved, [torch.zeros_like(t) if d is None else d
+                           for t, d in zip(inputs, grads, strict=True)]
+
+    f, solved, grads = solved_with(active_sets.solve, slice(None))
+    assert solved.all() and (f[::2, 2] == 0).all()
+    for b in range(B):
+        f_ref, solved_ref, grads_ref = solved_with(active_sets._solve_batched, slice(b, b + 1))
+        assert solved_ref.all()
+        torch.testing.assert_close(f[b : b + 1], f_ref, rtol=0, atol=1e-12)
+        for name, a, d in zip("A c mu lb".split(), grads, grads_ref, strict=True):
+            torch.testing.assert_close(a[b : b + 1], d, rtol=1e-9, atol=1e-9, msg=name)

@@ -6,7 +6,7 @@ import torch
 
 from physid.contact import ContactModel, make_task, simulate
 from physid.contact.datasets import simulate_task
-from physid.contact.integrate import apply_contacts, contact_bucket
+from physid.contact.integrate import _groups, apply_contacts, contact_bucket
 from physid.contact.model import SolverLog
 
 pytestmark = pytest.mark.usefixtures("float64_default")
@@ -45,6 +45,39 @@ def test_padded_groups_give_each_sample_its_own_impulses():
             SolverLog(),
         )
         torch.testing.assert_close(together[b : b + 1], alone, rtol=1e-8, atol=1e-10)
+
+
+def test_few_contacts_are_resolved_in_one_group_and_more_per_bucket():
+    counts = torch.tensor([0, 1, 3, 0, 5, 12, 2, 11])
+    groups = [(None if rows is None else rows.tolist(), C, size)
+              for rows, C, size in _groups(counts, 4)]
+    assert groups == [([1, 2, 6], 3, 3), ([4], 5, 5), ([5, 7], 12, 12)]
+    assert [(rows, C) for rows, C, _ in _groups(torch.tensor([0, 2, 1]), 4)] == [(None, 2)]
+    assert _groups(torch.tensor([0, 0]), 4) == []
+    assert [C for _, C, _ in _groups(torch.tensor([0, 2, 1]), 0)] == [1, 2]
+
+
+def test_one_group_gives_each_sample_its_own_impulses():
+    task = make_task("BP5")  # up to 4 contacts: one group, padded, with the contact-free samples
+    rollout = simulate_task(task, 40, seed=3)
+    for t in range(rollout.x.shape[1]):
+        counts = (task.system.detect(rollout.x[:, t]).distance < 0).sum(1)
+        if len(set(counts.tolist()) - {0}) > 1 and (counts == 0).any():
+            break
+    else:
+        raise AssertionError("the test needs a step with samples of different counts")
+    x, v = rollout.x[:, t], rollout.v[:, t]
+    model = ContactModel()
+    assert model.group_limit(2, x.device) >= int(counts.max())
+    log = SolverLog()
+    together, _ = apply_contacts(task.system, model, x, v, task.mu, task.cor, task.dt, log)
+    assert log.padded > 0 and sum(log.contact_counts.values()) == len(x)
+    for b in range(len(x)):
+        alone, _ = apply_contacts(task.system, model, x[b : b + 1], v[b : b + 1], task.mu,
+                                  task.cor, task.dt, SolverLog())
+        torch.testing.assert_close(together[b : b + 1], alone, rtol=1e-10, atol=1e-12)
+        if counts[b] == 0:
+            assert torch.equal(together[b], v[b])
 
 
 def test_per_sample_inverse_inertia_matches_the_shared_one():

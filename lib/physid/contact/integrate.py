@@ -30,7 +30,7 @@ from physid.contact.model import (
     authors_target,
     check_inverse_inertia,
 )
-from physid.contact.system import ContactSystem
+from physid.contact.system import ContactSystem, Detection
 from physid.core.progress import progress as progress_bar
 from physid.core.validate import check_count, check_positive, check_tensor
 
@@ -46,6 +46,11 @@ class ContactResolver(Protocol):
     authors_target: bool
 
     def resolve(self, space: ContactSpace, log: SolverLog | None = None) -> Any: ...
+
+    def group_limit(self, k: int, device: torch.device) -> int:
+        """The contact count up to which samples are resolved in one group, padded to the
+        largest count among them (0: a group per padded count, :func:`contact_bucket`)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -195,55 +200,107 @@ def _apply_contacts(
     detection = system.detect(x)
     active = detection.distance < 0
     counts = active.sum(1)
-    dv = torch.zeros_like(v)
     k = system.contact_dim
-    buckets = contact_bucket(counts)
-    for size in buckets.unique().tolist():
-        if size == 0:
-            continue
-        rows = (buckets == size).nonzero()[:, 0]
-        C = int(counts[rows].max())
-        # The C most penetrating candidates of each sample; samples with fewer contacts get
-        # inactive candidates, which are masked out below and padded to ``size`` contacts.
-        order = torch.sort(detection.distance[rows], dim=1, stable=True).indices[:, :C]
-        real = active[rows[:, None], order]
-        J = detection.jacobian[rows[:, None], order] * real[..., None, None]
-        J = J.reshape(len(rows), C * k, -1)
-        distance = torch.where(real, detection.distance[rows[:, None], order], 0.0)
-        G = system.constraint_jacobian(x[rows])
+    groups = _groups(counts, model.group_limit(k, x.device))
+    if len(groups) == 1 and groups[0][0] is None:  # every sample: no gathering or scattering
+        _, C, size = groups[0]
+        dv = _resolve_group(system, model, x, v, mu, cor, dt, log, inv_mass, on_event,
+                            detection, active, C, size)
+        return v + dv, counts
+    dv = torch.zeros_like(v)
+    for rows, C, size in groups:
         minv = inv_mass[rows] if inv_mass.dim() == 3 else inv_mass
-        frame = _frame(minv, J, G)  # the inputs were checked where they came in
-        target = _target(distance, k, dt, model.compensation)
-        if model.authors_target:
-            target = authors_target(target, J, G)
-        space = ContactSpace._made(
-            factor=frame.factor,
-            velocity=(J @ v[rows][..., None])[..., 0],
-            target=target,
-            mu=mu[order],
-            cor=cor[order],
-            k=k,
-        )
-        resolution = model.resolve(_padded(space, real, size), log)
-        impulse = resolution.impulse[:, :C] * real[..., None]
-        if on_event is not None:
-            # One event per actual contact count, without the padding.
-            n_real = real.sum(1)
-            for c in n_real.unique().tolist():
-                idx = (n_real == c).nonzero()[:, 0]
-                on_event(
-                    ContactEvent(
-                        space=_take(space, idx, c),
-                        resolution=_take(resolution, idx, c),
-                        jacobian=J[idx, : c * k],
-                        constraint_jacobian=None if G is None else G[idx],
-                        inv_mass=minv[idx] if minv.dim() == 3 else minv,
-                        distance=distance[idx, :c],
-                        candidates=order[idx, :c],
-                    )
-                )
-        dv = dv.index_put((rows,), frame.velocity_change(impulse))
+        group = Detection(distance=detection.distance[rows], jacobian=detection.jacobian[rows])
+        dv = dv.index_put((rows,), _resolve_group(
+            system, model, x[rows], v[rows], mu, cor, dt, log, minv, on_event, group,
+            active[rows], C, size))
     return v + dv, counts
+
+
+def _groups(counts: Tensor, limit: int) -> list[tuple[Tensor | None, int, int]]:
+    """The groups of samples resolved together, as ``(rows, C, size)``: their largest contact
+    count ``C`` and the count they are padded to. Samples with no contact are in none; those
+    with up to ``limit`` contacts form one group padded to their largest count, the others one
+    group per :func:`contact_bucket`. ``rows`` is None for a group of every sample (where no
+    sample has more than ``limit`` contacts: those with none are resolved as dummies)."""
+    listed = counts.tolist()  # the step's one synchronisation
+    largest = max(listed, default=0)
+    if largest == 0:
+        return []
+    if largest <= limit:
+        return [(None, largest, largest)]
+    merged = max((c for c in listed if c <= limit), default=0)
+    buckets = contact_bucket(counts).tolist()
+    members: dict[int, list[int]] = {}
+    for b, (count, bucket) in enumerate(zip(listed, buckets, strict=True)):
+        if count:
+            members.setdefault(merged if count <= limit else bucket, []).append(b)
+    return [
+        (torch.tensor(rows, device=counts.device), max(listed[b] for b in rows), size)
+        for size, rows in sorted(members.items())
+    ]
+
+
+def _resolve_group(
+    system: ContactSystem,
+    model: ContactResolver,
+    x: Tensor,
+    v: Tensor,
+    mu: Tensor,
+    cor: Tensor,
+    dt: float,
+    log: SolverLog,
+    minv: Tensor,
+    on_event: Callable[[ContactEvent], None] | None,
+    detection: Detection,
+    active: Tensor,
+    C: int,
+    size: int,
+) -> Tensor:
+    """The velocity change of one group of samples (Algorithm 1's contact step) with at most
+    ``C`` contacts each, padded to ``size`` contacts."""
+    k = system.contact_dim
+    # The C most penetrating candidates of each sample; samples with fewer contacts get
+    # inactive candidates, which are masked out below and padded to ``size`` contacts.
+    order = torch.sort(detection.distance, dim=1, stable=True).indices[:, :C]
+    real = active.gather(1, order)
+    J = detection.jacobian[torch.arange(len(x), device=x.device)[:, None], order]
+    J = (J * real[..., None, None]).reshape(len(x), C * k, -1)
+    distance = torch.where(real, detection.distance.gather(1, order), 0.0)
+    G = system.constraint_jacobian(x)
+    frame = _frame(minv, J, G)  # the inputs were checked where they came in
+    target = _target(distance, k, dt, model.compensation)
+    if model.authors_target:
+        target = authors_target(target, J, G)
+    space = ContactSpace._made(
+        factor=frame.factor,
+        velocity=(J @ v[..., None])[..., 0],
+        target=target,
+        mu=mu[order],
+        cor=cor[order],
+        k=k,
+    )
+    resolution = model.resolve(_padded(space, real, size), log)
+    impulse = resolution.impulse[:, :C] * real[..., None]
+    if on_event is not None:
+        # One event per actual contact count, without the padding.
+        n_real = real.sum(1)
+        for c in n_real.unique().tolist():
+            if c == 0:
+                continue
+            idx = (n_real == c).nonzero()[:, 0]
+            on_event(
+                ContactEvent(
+                    space=_take(space, idx, c),
+                    resolution=_take(resolution, idx, c),
+                    jacobian=J[idx, : c * k],
+                    constraint_jacobian=None if G is None else G[idx],
+                    inv_mass=minv[idx] if minv.dim() == 3 else minv,
+                    distance=distance[idx, :c],
+                    candidates=order[idx, :c],
+                )
+            )
+    return frame.velocity_change(impulse)
 
 
 def _take(item: Any, idx: Tensor, C: int) -> Any:

@@ -141,6 +141,11 @@ class LCPModel:
         q = np.concatenate([w0[:C] - h, w0[C:], np.zeros(C)])
         return M, q, E
 
+    def group_limit(self, k: int, device: torch.device) -> int:
+        """0: the integrator groups samples by their padded contact count (each problem is
+        solved alone, so merging the groups would only add dummy contacts)."""
+        return 0
+
     def resolve(self, space: ContactSpace, log: SolverLog | None = None) -> LCPResolution:
         """The LCP impulse of every sample of ``space`` (numpy, per sample, no gradient)."""
         log = SolverLog() if log is None else log

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from physid.contact import fast, reference
+from physid.contact import active_sets, fast, reference
 from physid.contact.reference import ContactSolverError
 from physid.core.validate import (
     check_choice,
@@ -302,6 +302,17 @@ class ContactModel:
         for name in ("fallback", "batched_reference", "least_norm", "authors_target"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+
+    def group_limit(self, k: int, device: torch.device) -> int:
+        """The contact count up to which the integrator resolves samples in one group, padded
+        to the largest count among them: on the CPU the fast solver enumerates each sample's
+        active sets in a compiled loop that stops at the first set that verifies, so a dummy
+        contact costs little there, and one group saves the per-group tensor operations (up to
+        :data:`~physid.contact.active_sets.MAX_COMPILED` contacts); elsewhere, and for
+        cvxpylayers, whose cost grows with the padded size, a group per count (0)."""
+        if self.solver == "fast" and device.type == "cpu":
+            return active_sets.MAX_COMPILED.get(k, 0)
+        return 0
 
     def resolve(self, space: ContactSpace, log: SolverLog | None = None) -> Resolution:
         """Solve compression (5) then restitution (7) for every sample of ``space``."""

@@ -94,6 +94,11 @@ class BouncingBodies(ContactSystem):
         eye = torch.eye(n_b, dtype=torch.float64, device=device)
         self._on_i, self._on_j = eye[self._pair_i], eye[self._pair_j]
         self._on_wall = eye[self._wall_body]
+        # The signed incidence of every candidate: +1 on the body its normal points to, -1 on
+        # the body it leaves (a wall contact leaves its body): a point mass's rows are its
+        # frame times this, in one product.
+        self._incidence = torch.cat([self._on_j - self._on_i, -self._on_wall])
+        self._wall_normals = (-self._walls[:, :2]).expand(1, -1, -1)
 
     def potential(self, x: Tensor) -> Tensor:
         return x.new_zeros(x.shape[0])
@@ -120,35 +125,37 @@ class BouncingBodies(ContactSystem):
         c = (axes * offset[:, :, None]).sum(-1)  # (B, K, 2)
         return torch.cat([1 - c.sum(-1, keepdim=True), c], -1)
 
-    def _rows(self, on_body: Tensor, weights: Tensor, e_n: Tensor, sign: float) -> Tensor:
-        """Jacobian contributions ``(B, K, 2, N)`` of contact points on the bodies that
-        ``on_body`` ``(K, n_b)`` marks (one-hot)."""
-        B, K = e_n.shape[:2]
-        frame = torch.stack([e_n, rot90(e_n)], -2)  # (B, K, 2 rows, 2 coords)
-        point = sign * on_body[:, :, None] * weights[:, :, None, :]  # (B, K, n_b, points)
-        rows = frame[:, :, :, None, None, :] * point[:, :, None, :, :, None]
-        return rows.reshape(B, K, 2, self.n_coords)
-
     def detect(self, x: Tensor) -> Detection:
+        """Signed distances and contact rows of every candidate (the module docstring), with
+        each candidate's rows ``frame ⊗ (c̃_j ⊗ incidence_j − c̃_i ⊗ incidence_i)`` made in one
+        product for all candidates."""
         B = x.shape[0]
         centres = self.centres(x)
         i, j, radii = self._pair_i, self._pair_j, self.radii
         diff = centres[:, j] - centres[:, i]
         dist = diff.norm(dim=-1)
         e_pair = diff / dist[..., None]
-        d_pair = dist - radii[i] - radii[j]
-        J_pair = self._rows(
-            self._on_i, self._point_weights(x, i, radii[i][:, None] * e_pair), e_pair, -1.0
-        ) + self._rows(
-            self._on_j, self._point_weights(x, j, -radii[j][:, None] * e_pair), e_pair, 1.0
-        )
         body, wall = self._wall_body, self._walls  # (4 n_b,), (4 n_b, 3)
         d_wall = (centres[:, body] * wall[:, :2]).sum(-1) + wall[:, 2] - radii[body]
-        e_wall = (-wall[:, :2]).expand(B, -1, -1)
-        weights = self._point_weights(x, body, radii[body][:, None] * e_wall)
-        J_wall = self._rows(self._on_wall, weights, e_wall, -1.0)
+        e_n = torch.cat([e_pair, self._wall_normals.expand(B, -1, -1)], 1)  # (B, K, 2)
+        if self.disks:
+            e_wall = self._wall_normals.expand(B, -1, -1)
+            leaves = self._point_weights(x, i, radii[i][:, None] * e_pair)
+            reaches = self._point_weights(x, j, -radii[j][:, None] * e_pair)
+            at_wall = self._point_weights(x, body, radii[body][:, None] * e_wall)
+            point = torch.cat([
+                self._on_j[:, :, None] * reaches[:, :, None] - self._on_i[:, :, None]
+                * leaves[:, :, None],
+                -self._on_wall[:, :, None] * at_wall[:, :, None],
+            ], 1)  # (B, K, n_b, 3)
+        else:
+            point = self._incidence[None, :, :, None]  # (1, K, n_b, 1)
+        frame = torch.stack([e_n, rot90(e_n)], -2)  # (B, K, 2 rows, 2 coords)
+        rows = frame[:, :, :, None, None, :] * point[:, :, None, :, :, None]
+        K = e_n.shape[1]
         return Detection(
-            distance=torch.cat([d_pair, d_wall], 1), jacobian=torch.cat([J_pair, J_wall], 1)
+            distance=torch.cat([dist - radii[i] - radii[j], d_wall], 1),
+            jacobian=rows.reshape(B, K, 2, self.n_coords),
         )
 
     def sample_state(self, n: int, rng: np.random.Generator) -> tuple[Tensor, Tensor]:

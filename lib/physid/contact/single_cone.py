@@ -32,6 +32,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from physid.core.linalg import solve_in_place
+
 __all__ = ["ANGLES", "ANGLE_STEPS", "MAX_CONDITION", "VERIFY_TOL", "solve"]
 
 #: Angles of the grid on the cone's surface (or its rim) (here and in
@@ -63,39 +65,13 @@ def _matvec3(A, x, out):
 
 
 @_jit
-def _gauss_jordan(W, n, width):
-    """Reduce ``W[:n, :n]`` to the identity by Gauss-Jordan elimination with partial pivoting,
-    carrying the columns ``n:width``; False where a pivot is exactly zero."""
-    for j in range(n):
-        p = j
-        for i in range(j + 1, n):
-            if abs(W[i, j]) > abs(W[p, j]):
-                p = i
-        if W[p, j] == 0.0:
-            return False
-        if p != j:
-            for col in range(width):
-                W[j, col], W[p, col] = W[p, col], W[j, col]
-        pivot = W[j, j]
-        for col in range(width):
-            W[j, col] /= pivot
-        for i in range(n):
-            if i != j:
-                r = W[i, j]
-                if r != 0.0:
-                    for col in range(width):
-                        W[i, col] -= r * W[j, col]
-    return True
-
-
-@_jit
 def _solve(K, rhs, n, out, W):
     """``out = K[:n, :n]⁻¹ rhs[:n]`` (NaN where K is singular); ``W`` a work array."""
     for i in range(n):
         for j in range(n):
             W[i, j] = K[i, j]
         W[i, n] = rhs[i]
-    ok = _gauss_jordan(W, n, n + 1)
+    ok = solve_in_place(W[:, :n], W[:, n:], n, 1, 0.0)
     for i in range(n):
         out[i] = W[i, n] if ok else np.nan
     return ok
@@ -111,7 +87,7 @@ def _invert(J, out, W):
         for j in range(n):
             W[i, j] = J[i, j]
             W[i, n + j] = 1.0 if i == j else 0.0
-    ok = _gauss_jordan(W, n, 2 * n)
+    ok = solve_in_place(W[:, :n], W[:, n:], n, n, 0.0)
     if ok:
         norm_j = norm_inv = 0.0
         for j in range(n):

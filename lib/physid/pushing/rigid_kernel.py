@@ -105,6 +105,8 @@ import math
 import numba
 import numpy as np
 
+from physid.core.linalg import solve_in_place
+
 __all__ = ["COUPLED", "FREE", "LCP_FREE", "LOCK", "SLIDE", "STICK", "classify",
            "mass_matrix_inverse", "nearest_face", "run"]
 
@@ -1201,36 +1203,17 @@ def _affine_minimum(points, size):
     and whether the small saddle system was regular."""
     n = size + 1
     system = np.zeros((n, n))
-    rhs = np.zeros(n)
+    rhs = np.zeros((n, 1))
     for a in range(size):
         for b in range(size):
             system[a, b] = points[a, 0] * points[b, 0] + points[a, 1] * points[b, 1] + \
                 points[a, 2] * points[b, 2]
         system[a, size] = system[size, a] = 1.0
-    rhs[size] = 1.0
+    rhs[size, 0] = 1.0
     alpha = np.zeros(4)
-    big = np.abs(system).max()
-    # Gaussian elimination with partial pivoting.
-    for col in range(n):
-        pivot = col + np.argmax(np.abs(system[col:, col]))
-        if abs(system[pivot, col]) <= 1e-14 * big:
-            return alpha, False
-        if pivot != col:
-            for c in range(n):
-                system[col, c], system[pivot, c] = system[pivot, c], system[col, c]
-            rhs[col], rhs[pivot] = rhs[pivot], rhs[col]
-        for r in range(col + 1, n):
-            factor = system[r, col] / system[col, col]
-            for c in range(col, n):
-                system[r, c] -= factor * system[col, c]
-            rhs[r] -= factor * rhs[col]
-    solution = np.zeros(n)
-    for r in range(n - 1, -1, -1):
-        acc = rhs[r]
-        for c in range(r + 1, n):
-            acc -= system[r, c] * solution[c]
-        solution[r] = acc / system[r, r]
-    alpha[:size] = solution[:size]
+    if not solve_in_place(system, rhs, n, 1, 1e-14 * np.abs(system).max()):
+        return alpha, False
+    alpha[:size] = rhs[:size, 0]
     return alpha, True
 
 @_jit
