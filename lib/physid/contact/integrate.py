@@ -7,8 +7,14 @@ Positions never jump, so a penetration is removed over later steps by penetratio
 
 Samples are grouped by their number of simultaneous contacts C, and each group is resolved in one
 batched call, so the contact layer (fast solver or cvxpylayers) is shared by all samples with the
-same C. The inverse inertia and the force can be replaced (a learned M⁻¹ and potential), which is
-how a CLNN with the contact model plugs in.
+same C, padded with dummy contacts to a few sizes (:func:`contact_bucket`). Where the resolver
+takes few contacts cheaply whatever the padding (the fast solver's compiled enumeration, on the
+CPU: :meth:`~physid.contact.model.ContactModel.group_limit`), the samples with at most that
+many contacts form one group instead, padded to the largest count among them, those without
+contact included when no sample has more: the per-group tensor operations, which a small batch
+pays many times over their arithmetic, are then paid once a step. The inverse inertia and the
+force can be replaced (a learned M⁻¹ and potential), which is how a CLNN with the contact model
+plugs in.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """What every part of the book shares: validation, constants, run sizes, cached sweeps,
-benchmarks, threads, progress bars, and the contracts the parts implement.
+benchmarks, threads, progress bars, the contracts the parts implement, and the compiled
+kernels' small linear solves.
 
 * :mod:`~physid.core.validate`: checks of arguments at the public entry points;
 * :mod:`~physid.core.constants`: physical constants (one ``GRAVITY``);
@@ -13,5 +14,6 @@ benchmarks, threads, progress bars, and the contracts the parts implement.
 * :mod:`~physid.core.progress`: progress bars on the terminal, never on a page;
 * :mod:`~physid.core.stages`: the wall time of a chapter's stages, for its closing table;
 * :mod:`~physid.core.quiet_bullet`: pybullet imported without its banner;
-* :mod:`~physid.core.simulator`: the ``Simulator`` contract of the estimators' targets.
+* :mod:`~physid.core.simulator`: the ``Simulator`` contract of the estimators' targets;
+* :mod:`~physid.core.linalg`: the small linear systems of the compiled kernels.
 """
