@@ -207,7 +207,11 @@ def _apply_contacts(
     active = detection.distance < 0
     counts = active.sum(1)
     k = system.contact_dim
-    groups = _groups(counts, model.group_limit(k, x.device))
+    listed = counts.tolist()  # the step's one synchronisation
+    for count in listed:
+        if count:
+            log.detected[count] = log.detected.get(count, 0) + 1
+    groups = _groups(listed, model.group_limit(k, x.device), x.device)
     if len(groups) == 1 and groups[0][0] is None:  # every sample: no gathering or scattering
         _, C, size = groups[0]
         dv = _resolve_group(system, model, x, v, mu, cor, dt, log, inv_mass, on_event,
@@ -223,26 +227,27 @@ def _apply_contacts(
     return v + dv, counts
 
 
-def _groups(counts: Tensor, limit: int) -> list[tuple[Tensor | None, int, int]]:
-    """The groups of samples resolved together, as ``(rows, C, size)``: their largest contact
-    count ``C`` and the count they are padded to. Samples with no contact are in none; those
-    with up to ``limit`` contacts form one group padded to their largest count, the others one
-    group per :func:`contact_bucket`. ``rows`` is None for a group of every sample (where no
-    sample has more than ``limit`` contacts: those with none are resolved as dummies)."""
-    listed = counts.tolist()  # the step's one synchronisation
+def _groups(listed: list[int], limit: int,
+            device: torch.device) -> list[tuple[Tensor | None, int, int]]:
+    """The groups of samples resolved together, as ``(rows, C, size)`` from each sample's
+    contact count (``listed``): their largest count ``C`` and the count they are padded to.
+    Samples with no contact are in none; those with up to ``limit`` contacts form one group
+    padded to their largest count, the others one group per :func:`contact_bucket`. ``rows``
+    is None for a group of every sample (where no sample has more than ``limit`` contacts:
+    those with none are resolved as dummies)."""
     largest = max(listed, default=0)
     if largest == 0:
         return []
     if largest <= limit:
         return [(None, largest, largest)]
     merged = max((c for c in listed if c <= limit), default=0)
-    buckets = contact_bucket(counts).tolist()
+    buckets = contact_bucket(torch.tensor(listed)).tolist()
     members: dict[int, list[int]] = {}
     for b, (count, bucket) in enumerate(zip(listed, buckets, strict=True)):
         if count:
             members.setdefault(merged if count <= limit else bucket, []).append(b)
     return [
-        (torch.tensor(rows, device=counts.device), max(listed[b] for b in rows), size)
+        (torch.tensor(rows, device=device), max(listed[b] for b in rows), size)
         for size, rows in sorted(members.items())
     ]
 

@@ -109,6 +109,8 @@ class SolverLog:
         contact_counts: samples resolved per contact-space size (number of contacts,
             dummies included).
         padded: dummy contacts added to batch samples with fewer contacts together.
+        detected: samples with contacts per number of contacts the integrator detected
+            (:func:`~physid.contact.integrate.apply_contacts`; dummies not counted).
     """
 
     fast_exact: int = 0
@@ -119,6 +121,7 @@ class SolverLog:
     lcp: int = 0
     contact_counts: dict[int, int] = field(default_factory=dict)
     padded: int = 0
+    detected: dict[int, int] = field(default_factory=dict)
 
     @property
     def problems(self) -> int:

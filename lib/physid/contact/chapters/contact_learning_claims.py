@@ -433,14 +433,14 @@ def sample_efficient_claim(efficiency: Sequence[Mapping[str, Any]], epochs: int,
 
 
 def rope_contacts(nodes: Sequence[int], batch: int, seed: int) -> dict[int, float]:
-    """The mean number of contacts of a sample with contacts (the padding of the contact
-    buckets included) in the data that
+    """The mean number of contacts of a sample with contacts (as detected, without the
+    dummies that pad a group of samples) in the data that
     :func:`~physid.contact.chapters.contact_learning.iteration_seconds` times on each rope of
     ``nodes`` nodes (``batch`` chunks drawn with ``seed``, the same draw)."""
     contacts = {}
     for n in nodes:
         counts = datasets.generate(make_task(f"Rope{n}"), batch, 0, 0, seed=seed)
-        counts = counts.log.contact_counts
+        counts = counts.log.detected
         contacts[n] = sum(c * k for c, k in counts.items()) / max(1, sum(counts.values()))
     return contacts
 
@@ -466,7 +466,7 @@ def linear_in_size_claim(timings: Mapping[int, Timing], slope: float,
         ) + f"; the fitted slope is {slope:.2f}. A longer rope lies on the ground in more places: "
         "a sample with contacts has " + ", ".join(
             f"{contacts[n]:.1f} at {n} nodes" for n in timings
-        ) + " (padding included), and each contact problem is one system over all of a sample's "
+        ) + ", and each contact problem is one system over all of a sample's "
         "contacts, whose cost grows with their number, so the contact step grows faster than the "
         "rope.",
         numbers={"slope": slope, "nodes_small": min(contacts), "nodes_large": max(contacts),
