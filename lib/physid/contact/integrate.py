@@ -10,9 +10,9 @@ batched call, so the contact layer (fast solver or cvxpylayers) is shared by all
 same C, padded with dummy contacts to a few sizes (:func:`contact_bucket`). Where the resolver
 takes few contacts cheaply whatever the padding (the fast solver's compiled enumeration, on the
 CPU: :meth:`~physid.contact.model.ContactModel.group_limit`), the samples with at most that
-many contacts form one group instead, padded to the largest count among them, those without
-contact included when no sample has more: the per-group tensor operations, which a small batch
-pays many times over their arithmetic, are then paid once a step. The inverse inertia and the
+many contacts form one group instead, padded to the largest count among them: the per-group
+tensor operations, which a small batch pays many times over their arithmetic, are then paid once
+a step. The inverse inertia and the
 force can be replaced (a learned M⁻¹ and potential), which is how a CLNN with the contact model
 plugs in.
 """
@@ -231,14 +231,14 @@ def _groups(listed: list[int], limit: int,
             device: torch.device) -> list[tuple[Tensor | None, int, int]]:
     """The groups of samples resolved together, as ``(rows, C, size)`` from each sample's
     contact count (``listed``): their largest count ``C`` and the count they are padded to.
-    Samples with no contact are in none; those with up to ``limit`` contacts form one group
-    padded to their largest count, the others one group per :func:`contact_bucket`. ``rows``
-    is None for a group of every sample (where no sample has more than ``limit`` contacts:
-    those with none are resolved as dummies)."""
+    Samples with no contact are in none (solving them as dummies would cost little less than
+    gathering the others, and count them as problems); those with up to ``limit`` contacts
+    form one group padded to their largest count, the others one group per
+    :func:`contact_bucket`. ``rows`` is None for a group of every sample."""
     largest = max(listed, default=0)
     if largest == 0:
         return []
-    if largest <= limit:
+    if largest <= limit and min(listed) > 0:
         return [(None, largest, largest)]
     merged = max((c for c in listed if c <= limit), default=0)
     buckets = contact_bucket(torch.tensor(listed)).tolist()
