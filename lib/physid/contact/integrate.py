@@ -12,9 +12,8 @@ takes few contacts cheaply whatever the padding (the fast solver's compiled enum
 CPU: :meth:`~physid.contact.model.ContactModel.group_limit`), the samples with at most that
 many contacts form one group instead, padded to the largest count among them: the per-group
 tensor operations, which a small batch pays many times over their arithmetic, are then paid once
-a step. The inverse inertia and the
-force can be replaced (a learned M⁻¹ and potential), which is how a CLNN with the contact model
-plugs in.
+a step. The inverse inertia and the force can be replaced (a learned M⁻¹ and potential), which
+is how a CLNN with the contact model plugs in.
 """
 
 from __future__ import annotations
