@@ -83,6 +83,23 @@ crossing that might be the next event, more hops before sorting, and the line so
 too (1 % for twice the compile time). The target needs fewer events, a search that skips
 pieces (the condition is not monotone in the slip, so it cannot bisect).
 
+Measured again, the rollout alone (:func:`run` on the benchmark's two batches, interleaved
+with an unchanged copy, the trajectories equal to the bit): the sliding batch costs 2.8–2.9
+times the sticking one (14–15 against 5 ms), which the call's fixed costs (checks, arrays,
+the record) bring to 2.52 (2.43–2.61) in ``benchmarks/pushing.py``. A search costs about 10 µs
+beyond its stick test: its events (43 in the median search, 41 on average, no long tail)
+about 7.5 µs, the sorted line solves 2 µs (338 a call: 168 full line solves in the walk,
+151 of them at a cell whose velocity is zero there, all its lines tied, which the hops leave
+to the sort; 135 in the 8 searches left to the piece-by-piece walk, whose samples fall on
+tied cells), the pencils 0.8 µs. Tried and left out: the walk's work arrays made once per
+rollout instead of once per search (within the noise), the walk and the pencils inlined (no
+change), lists that skip the cells whose line is not beside a switch (the scan visits 21
+cells an event and passes 16 of them; 2.5 % slower with their upkeep), the second side's
+check passing the kink cell (no change), and the sorted line solve's order kept between
+calls and sorted by insertion (3.5 % slower: 158 of the 338 calls found the last order too
+far and merge-sorted anyway). Without the second side the batch's trajectories are the same
+and 4 % faster, but it is what finds a cell already on a switch.
+
 Uses: :func:`run` is the whole rollout of pushes that need no gradient
 (:func:`physid.pushing.rigid_engine.compiled_rollout`) and, taping each step's decisions, of
 pushes whose gradient the compiled adjoint computes
