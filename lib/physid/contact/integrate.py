@@ -210,19 +210,64 @@ def _apply_contacts(
     for count in listed:
         if count:
             log.detected[count] = log.detected.get(count, 0) + 1
+
+    def resolve_group(x: Tensor, v: Tensor, minv: Tensor, detection: Detection,
+                      active: Tensor, C: int, size: int) -> Tensor:
+        """The velocity change of one group of samples (Algorithm 1's contact step) with at most
+        ``C`` contacts each, padded to ``size`` contacts (the step's other inputs are
+        :func:`apply_contacts`'s)."""
+        # The C most penetrating candidates of each sample; samples with fewer contacts get
+        # inactive candidates, which are masked out below and padded to ``size`` contacts.
+        order = torch.sort(detection.distance, dim=1, stable=True).indices[:, :C]
+        real = active.gather(1, order)
+        J = detection.jacobian[torch.arange(len(x), device=x.device)[:, None], order]
+        J = (J * real[..., None, None]).reshape(len(x), C * k, -1)
+        distance = torch.where(real, detection.distance.gather(1, order), 0.0)
+        G = system.constraint_jacobian(x)
+        frame = _frame(minv, J, G)  # the inputs were checked where they came in
+        target = _target(distance, k, dt, model.compensation)
+        if model.authors_target:
+            target = authors_target(target, J, G)
+        space = ContactSpace._made(
+            factor=frame.factor,
+            velocity=(J @ v[..., None])[..., 0],
+            target=target,
+            mu=mu[order],
+            cor=cor[order],
+            k=k,
+        )
+        resolution = model.resolve(_padded(space, real, size), log)
+        impulse = resolution.impulse[:, :C] * real[..., None]
+        if on_event is not None:
+            # One event per actual contact count, without the padding.
+            n_real = real.sum(1)
+            for c in n_real.unique().tolist():
+                if c == 0:
+                    continue
+                idx = (n_real == c).nonzero()[:, 0]
+                on_event(
+                    ContactEvent(
+                        space=_take(space, idx, c),
+                        resolution=_take(resolution, idx, c),
+                        jacobian=J[idx, : c * k],
+                        constraint_jacobian=None if G is None else G[idx],
+                        inv_mass=minv[idx] if minv.dim() == 3 else minv,
+                        distance=distance[idx, :c],
+                        candidates=order[idx, :c],
+                    )
+                )
+        return frame.velocity_change(impulse)
+
     groups = _groups(listed, model.group_limit(k, x.device), x.device)
     if len(groups) == 1 and groups[0][0] is None:  # every sample: no gathering or scattering
         _, C, size = groups[0]
-        dv = _resolve_group(system, model, x, v, mu, cor, dt, log, inv_mass, on_event,
-                            detection, active, C, size)
-        return v + dv, counts
+        return v + resolve_group(x, v, inv_mass, detection, active, C, size), counts
     dv = torch.zeros_like(v)
     for rows, C, size in groups:
         minv = inv_mass[rows] if inv_mass.dim() == 3 else inv_mass
         group = Detection(distance=detection.distance[rows], jacobian=detection.jacobian[rows])
-        dv = dv.index_put((rows,), _resolve_group(
-            system, model, x[rows], v[rows], mu, cor, dt, log, minv, on_event, group,
-            active[rows], C, size))
+        dv = dv.index_put((rows,), resolve_group(x[rows], v[rows], minv, group, active[rows],
+                                                 C, size))
     return v + dv, counts
 
 
@@ -249,68 +294,6 @@ def _groups(listed: list[int], limit: int,
         (torch.tensor(rows, device=device), max(listed[b] for b in rows), size)
         for size, rows in sorted(members.items())
     ]
-
-
-def _resolve_group(
-    system: ContactSystem,
-    model: ContactResolver,
-    x: Tensor,
-    v: Tensor,
-    mu: Tensor,
-    cor: Tensor,
-    dt: float,
-    log: SolverLog,
-    minv: Tensor,
-    on_event: Callable[[ContactEvent], None] | None,
-    detection: Detection,
-    active: Tensor,
-    C: int,
-    size: int,
-) -> Tensor:
-    """The velocity change of one group of samples (Algorithm 1's contact step) with at most
-    ``C`` contacts each, padded to ``size`` contacts."""
-    k = system.contact_dim
-    # The C most penetrating candidates of each sample; samples with fewer contacts get
-    # inactive candidates, which are masked out below and padded to ``size`` contacts.
-    order = torch.sort(detection.distance, dim=1, stable=True).indices[:, :C]
-    real = active.gather(1, order)
-    J = detection.jacobian[torch.arange(len(x), device=x.device)[:, None], order]
-    J = (J * real[..., None, None]).reshape(len(x), C * k, -1)
-    distance = torch.where(real, detection.distance.gather(1, order), 0.0)
-    G = system.constraint_jacobian(x)
-    frame = _frame(minv, J, G)  # the inputs were checked where they came in
-    target = _target(distance, k, dt, model.compensation)
-    if model.authors_target:
-        target = authors_target(target, J, G)
-    space = ContactSpace._made(
-        factor=frame.factor,
-        velocity=(J @ v[..., None])[..., 0],
-        target=target,
-        mu=mu[order],
-        cor=cor[order],
-        k=k,
-    )
-    resolution = model.resolve(_padded(space, real, size), log)
-    impulse = resolution.impulse[:, :C] * real[..., None]
-    if on_event is not None:
-        # One event per actual contact count, without the padding.
-        n_real = real.sum(1)
-        for c in n_real.unique().tolist():
-            if c == 0:
-                continue
-            idx = (n_real == c).nonzero()[:, 0]
-            on_event(
-                ContactEvent(
-                    space=_take(space, idx, c),
-                    resolution=_take(resolution, idx, c),
-                    jacobian=J[idx, : c * k],
-                    constraint_jacobian=None if G is None else G[idx],
-                    inv_mass=minv[idx] if minv.dim() == 3 else minv,
-                    distance=distance[idx, :c],
-                    candidates=order[idx, :c],
-                )
-            )
-    return frame.velocity_change(impulse)
 
 
 def _take(item: Any, idx: Tensor, C: int) -> Any:
