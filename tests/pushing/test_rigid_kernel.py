@@ -226,6 +226,82 @@ def test_the_line_solve_from_a_guess_is_the_sorted_one(n_lines):
     assert hops > 600  # most guesses were solved by hops, not by the fallback
 
 
+
+@pytest.mark.parametrize("n_lines", [4, 16])
+def test_the_sorted_search_about_a_cluster_of_kinks_is_the_full_sort(n_lines):
+    """Where the hops stop at a point holding several kinks (a cell whose velocity is zero
+    there, or two cells at one place), sorting only the kinks about it gives the full sort's
+    piece; about a point far from the minimum the window declines and every kink is sorted."""
+    from physid.pushing import rigid_kernel
+
+    rng = np.random.default_rng(100 + n_lines)
+    windowed = declined = 0
+    for trial in range(400):
+        k = int(rng.integers(2, 40))
+        a, lin, c, p, q = _random_line_problem(rng, k, n_lines)
+        cell = int(rng.integers(k))
+        omega0 = rng.normal()
+        if trial % 2:  # a second cell at the first's place: their kinks coincide
+            q[(cell + 1) % k] = q[cell]
+        # Cell ``cell``'s velocity zero at ω0 (to ``eps``): all its lines meet there.
+        eps = (0.0, 1e-13, 1e-11)[trial % 3]
+        p = -q[cell] * omega0 + eps * rng.normal(size=n_lines)
+        # ``lin`` puts the minimum at that cluster, g'(ω0−) ≤ 0 ≤ g'(ω0+).
+        others = sum(c[m] * q[m, np.argmax(p + q[m] * omega0)] for m in range(k) if m != cell)
+        lin = -a * omega0 - others - c[cell] * (q[cell].min() + rng.uniform() * np.ptp(q[cell]))
+        work = rigid_kernel._work(k, n_lines)[3:6]
+        reference = rigid_kernel._line_sorted(a, lin, c, p, q, *work, np.nan)
+        for near in (omega0, omega0 + 1e-9, omega0 + 0.5):
+            found = rigid_kernel._line_sorted(a, lin, c, p, q, *work, near)
+            assert found[0] == reference[0] and found[2:] == reference[2:]
+            assert found[1] == pytest.approx(reference[1], rel=1e-12, abs=1e-15)
+            base, count = rigid_kernel._envelope_kinks(c, p, q, *work)
+            done = rigid_kernel._line_window(a, lin, base, *work, count, near, n_lines)[0]
+            if near == omega0:
+                windowed += done
+            elif near == omega0 + 0.5:
+                declined += not done
+    assert windowed > 300 and declined > 300, (windowed, declined)
+
+
+
+@pytest.mark.parametrize("n_lines", [4, 16])
+def test_the_minimum_where_a_cells_velocity_runs_through_zero_is_the_line_solves(n_lines):
+    """Just past the slip where a cell's velocity is zero, the walk takes the minimum among
+    that cell's kinks with every other cell's line kept: the full line solve's ω, kink, first
+    line and the cell's line, where the minimum lies at that cluster of kinks."""
+    from physid.pushing import rigid_kernel
+
+    rng = np.random.default_rng(200 + n_lines)
+    angles = 2 * np.pi * np.arange(n_lines) / n_lines
+    dirs = np.stack([np.cos(angles), np.sin(angles)], 1)
+    kinked = 0
+    for trial in range(300):
+        k = int(rng.integers(2, 40))
+        a, _, c, _, q = _random_line_problem(rng, k, n_lines)
+        cell = int(rng.integers(k))
+        omega0 = rng.normal()
+        # The cell's lines −d_j·(u − ω w) with q_i = D w: all zero at ω0 when u = ω0 w.
+        w = dirs.T @ q[cell] * 2 / n_lines
+        u = omega0 * w + (1e-13, 1e-12, 1e-11)[trial % 3] * rng.normal(size=2)
+        p = -(u[0] * dirs[:, 0] + u[1] * dirs[:, 1])  # as the kernel rounds it
+        others = sum(c[m] * q[m, np.argmax(p + q[m] * omega0)] for m in range(k) if m != cell)
+        lin = -a * omega0 - others - c[cell] * (q[cell].min() + rng.uniform() * np.ptp(q[cell]))
+        line = np.empty(k, np.int64)
+        omega, ok, kc, kp, _ = rigid_kernel._line_solve(
+            a, lin, c, p, q, 1e-10, *rigid_kernel._work(k, n_lines)[3:6], line, np.nan)
+        at_kink, found, first, cell_line = rigid_kernel._zero_velocity(
+            a, lin, others, c[cell], q, cell, dirs, *u)
+        assert ok
+        assert found == pytest.approx(omega, rel=1e-9, abs=1e-12)
+        assert at_kink == (kc == cell)
+        if at_kink:
+            assert first == kp
+            kinked += 1
+        assert cell_line == line[cell]
+    assert kinked > 150
+
+
 def test_walks_of_thousands_of_pieces_agree_with_the_coupled_lcp(monkeypatch):
     """With 64 directions a slide crosses thousands of pieces of the cone condition; the walk
     solves every step of these pushes (none is coupled) and agrees with the interior-point

@@ -150,20 +150,26 @@ def _line_solve(a, lin, c, p, q, tol, kinks, jumps, where, line, guess):
     ω is not at a kink), its first line and its share of it.
 
     The piece holding the minimum is found from ``guess`` by :func:`_line_hops` when
-    ``guess`` is finite and lies a few kinks from it, else by sorting every kink
-    (:func:`_line_sorted`); both end in :func:`_line_finish`, so they give the same ``ω``."""
+    ``guess`` is finite and lies a few kinks from it, else by sorting the kinks
+    (:func:`_line_sorted`, only those about the point where the hops stopped when that
+    window holds the minimum); both end in :func:`_line_finish`, so they give the same
+    ``ω``."""
+    near = math.nan
     if math.isfinite(guess):
         found, at_kink, value, kc, kp = _line_hops(a, lin, c, p, q, tol, guess, line)
         if found:
             return _line_finish(a, lin, c, p, q, tol, at_kink, value, kc, kp, line, True)
-    at_kink, value, kc, kp = _line_sorted(a, lin, c, p, q, kinks, jumps, where)
+        near = value
+    at_kink, value, kc, kp = _line_sorted(a, lin, c, p, q, kinks, jumps, where, near)
     return _line_finish(a, lin, c, p, q, tol, at_kink, value, kc, kp, line, False)
 
 
 @_jit
-def _line_sorted(a, lin, c, p, q, kinks, jumps, where):
-    """The piece of ``g`` holding its minimum, from all kinks sorted: whether the minimum is
-    at a kink, the kink or the smooth piece's root, and the kink's cell and first line."""
+def _envelope_kinks(c, p, q, kinks, jumps, where):
+    """The kinks of ``g`` in enumeration order (cell, then line): each cell's kinks on its
+    envelope (the lines ``j`` and ``j+1`` meeting above 0), with the jump of ``g'`` there and
+    ``cell·L + j`` in ``kinks``, ``jumps``, ``where``; returns ``g'``'s slope left of every
+    kink (``Σ c_i min_j q_ij``) and how many kinks there are."""
     k, n_lines = q.shape
     base = 0.0
     n_finite = 0
@@ -189,6 +195,22 @@ def _line_sorted(a, lin, c, p, q, kinks, jumps, where):
                 jumps[n_finite] = jump
                 where[n_finite] = i * n_lines + j
                 n_finite += 1
+    return base, n_finite
+
+
+@_jit
+def _line_sorted(a, lin, c, p, q, kinks, jumps, where, near):
+    """The piece of ``g`` holding its minimum, from all kinks sorted: whether the minimum is
+    at a kink, the kink or the smooth piece's root, and the kink's cell and first line.
+    Where ``near`` is finite (the point where :func:`_line_hops` stopped) and the minimum
+    lies among the kinks about it, only those are sorted (:func:`_line_window`)."""
+    n_lines = q.shape[1]
+    base, n_finite = _envelope_kinks(c, p, q, kinks, jumps, where)
+    if math.isfinite(near):
+        done, at_kink, value, kc, kp = _line_window(a, lin, base, kinks, jumps, where,
+                                                    n_finite, near, n_lines)
+        if done:
+            return at_kink, value, kc, kp
     # Only the kinks on an envelope count: sorted (stably), the rest lie at +inf.
     order = np.argsort(kinks[:n_finite], kind="mergesort")
     slope = base
@@ -204,6 +226,69 @@ def _line_sorted(a, lin, c, p, q, kinks, jumps, where):
     smooth = -(lin + slope_piece) / a
     at_kink = kink_above <= smooth
     return at_kink, kink_above if at_kink else smooth, flat // n_lines, flat % n_lines
+
+
+#: Kinks :func:`_line_window` sorts at most, and its half-width relative to ``1 + |near|``.
+_WINDOW = 64
+_WIDTH = 1e-7
+
+
+@_jit
+def _line_window(a, lin, base, kinks, jumps, where, n_finite, near, n_lines):
+    """:func:`_line_sorted`'s search among the kinks within :data:`_WIDTH` of ``near`` only:
+    where the hops stop, several kinks lie at one point (a cell whose velocity is zero there,
+    or two cells tied), and sorting those few instead of all ``kL`` gives the same piece when
+    the minimum lies among them. The kinks below the window add their jumps to the slope, and
+    the checks of the sorted search at the kinks on either side of the window (``g'`` just
+    after the one below it negative, just after the one above it not) confirm that; else it
+    returns False (and the caller sorts every kink)."""
+    width = _WIDTH * (1.0 + abs(near))
+    lo = near - width
+    hi = near + width
+    inside = np.empty(_WINDOW, np.int64)
+    n_in = 0
+    below = 0.0
+    prev = -math.inf
+    above = -1
+    for r in range(n_finite):
+        kink = kinks[r]
+        if kink < lo:
+            below += jumps[r]
+            prev = max(prev, kink)
+        elif kink > hi:
+            if above < 0 or kink < kinks[above]:
+                above = r
+        else:
+            if n_in == _WINDOW:
+                return False, False, 0.0, 0, 0
+            # Insertion, stable: equal kinks keep the enumeration order, as the merge sort.
+            t = n_in
+            while t > 0 and kinks[inside[t - 1]] > kink:
+                inside[t] = inside[t - 1]
+                t -= 1
+            inside[t] = r
+            n_in += 1
+    slope = base + below
+    if prev > -math.inf and not a * prev + lin + slope < 0:
+        return False, False, 0.0, 0, 0  # the minimum lies below the window
+    n_below = 0
+    slope_piece = slope
+    for t in range(n_in):
+        slope += jumps[inside[t]]
+        if a * kinks[inside[t]] + lin + slope < 0:
+            n_below = t + 1
+            slope_piece = slope
+    if above >= 0 and a * kinks[above] + lin + slope + jumps[above] < 0:
+        return False, False, 0.0, 0, 0  # the minimum lies above the window
+    if n_below < n_in:
+        kink_above, flat = kinks[inside[n_below]], where[inside[n_below]]
+    elif above >= 0:
+        kink_above, flat = kinks[above], where[above]
+    else:
+        kink_above, flat = math.inf, 0
+    smooth = -(lin + slope_piece) / a
+    at_kink = kink_above <= smooth
+    return True, at_kink, kink_above if at_kink else smooth, flat // n_lines, flat % n_lines
 
 
 #: Kinks :func:`_line_hops` may cross from its guess before the sorted search takes over.
@@ -232,7 +317,7 @@ def _line_hops(a, lin, c, p, q, tol, guess, line):
             line[i] = low * n_lines + high
             if low != high and c[i] > 0:
                 if tied >= 0:
-                    return False, False, 0.0, 0, 0  # two cells at a kink: sort
+                    return False, False, w, 0, 0  # two cells at a kink: sort
                 tied, tied_low, tied_high = i, low, high
             sum_left += c[i] * q[i, low]
             sum_right += c[i] * q[i, high]
@@ -254,7 +339,7 @@ def _line_hops(a, lin, c, p, q, tol, guess, line):
             if tied_low == (tied_high + 1) % n_lines:
                 _keep(line, n_lines, True)
                 return True, True, w, tied, tied_high
-            return False, False, 0.0, 0, 0  # not neighbours: the degenerate case, sort
+            return False, False, w, 0, 0  # not neighbours: the degenerate case, sort
         # The next kink of the envelope that way: the nearest overtaking line of each cell.
         nearest = math.inf if right else -math.inf
         for i in range(k):
@@ -269,7 +354,7 @@ def _line_hops(a, lin, c, p, q, tol, guess, line):
             _keep(line, n_lines, right)
             return True, False, smooth, 0, 0
         w = nearest
-    return False, False, 0.0, 0, 0
+    return False, False, w, 0, 0
 
 
 @_inline
@@ -589,12 +674,14 @@ def _bracketed(sign, s_a, f_a, n_a, d_a, s_b, f_b, n_b, d_b, mu, slack, masses, 
 
 
 @_jit
-def _pencils(rel, dirs, gamma, order, ranked):
+def _pencils(rel, dirs, opposite, gamma, order, ranked):
     """Each switch ``j`` of D (between ``d_j`` and ``d_{j+1}``) as a pencil: cell ``i``'s
     velocity ``closing·n + s·t + ω·lever_i`` crosses it where ``α_j + β_j s + γ_ij ω = 0``,
     with ``γ_ij = lever_i · (d_j − d_{j+1})`` (``lever_i = ẑ × rel_i``), and the cells sorted
-    by ``γ_ij`` (``order[j]``, ``ranked[j]`` the sorted values). The order depends only on the
-    object's turn, so it is sorted by insertion from the last step's (a few swaps a step)."""
+    by ``γ_ij`` (``order[j]``, ``ranked[j]`` the sorted values). A switch and its
+    ``opposite`` (the other ray of its line of D, −1 if none) share one pencil, the first's:
+    only it is sorted. The order depends only on the object's turn, so it is sorted by
+    insertion from the last step's (a few swaps a step)."""
     k = rel.shape[0] - 1
     n_lines = dirs.shape[0]
     for j in range(n_lines):
@@ -603,6 +690,8 @@ def _pencils(rel, dirs, gamma, order, ranked):
         sy = dirs[j, 1] - dirs[jn, 1]
         for i in range(k):
             gamma[j, i] = -rel[i, 1] * sx + rel[i, 0] * sy
+        if 0 <= opposite[j] < j:
+            continue
         for r in range(1, k):
             cell = order[j, r]
             value = gamma[j, cell]
@@ -764,7 +853,7 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                 opposite[j] = o
     if kc >= 0 and bound[kc] <= 0:
         return s_a, False, False, 0.0, True, math.nan, False, 0.0, 0.0, -1, 0
-    _pencils(rel, dirs, gamma, order, ranked)
+    _pencils(rel, dirs, opposite, gamma, order, ranked)
     s = s_a
     on_line = np.zeros(n_lines, np.int64)  # how many cells each line holds
     lines_q, lines_x, lines_y, w0, slope, share, dshare, p_n, dp_n, f, d = _restart(
@@ -784,8 +873,6 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
         # crosses but where ω passes 0, all at once (left to the full line solve, as is a
         # crossing from the side a cell's line is not on). The scan is written out here, not
         # called: a call that passes arrays costs their reference counts.
-        kink_switch = kp if kc >= 0 else -1
-        other_ray = opposite[kp] if kc >= 0 else -1
         near = _NEAR * tiny
         wraps = slope != 0 and -w0 / slope * direction > 0  # ω passes 0 on this piece
         ahead = math.inf
@@ -793,14 +880,21 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
         count = 0
         bad = False
         for j in range(n_lines):
+            o = opposite[j]
+            if 0 <= o < j:
+                continue  # scanned with its opposite switch: one line of D, one pencil
             jn = (j + 1) % n_lines
+            on = (o + 1) % n_lines
             beside = on_line[j] + on_line[jn]
-            if kc >= 0 and (line[kc] == j or line[kc] == jn):
+            if o >= 0:
+                beside += on_line[o] + on_line[on]
+            if kc >= 0 and (line[kc] == j or line[kc] == jn
+                            or (o >= 0 and (line[kc] == o or line[kc] == on))):
                 beside -= 1
             if beside == 0:
-                continue  # no cell's line is beside this switch
+                continue  # no cell's line is beside this line of D
             u = alpha[j] + beta[j] * s
-            own = j == kink_switch or j == other_ray
+            own = kc >= 0 and (kp == j or kp == o)
             start = 0
             star = math.nan
             if w0 != 0:
@@ -842,14 +936,20 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                         r = 0 if up else k - 1  # round from the other end after ω passes 0
                     i = order[j, r]
                     r += 1 if up else -1
-                    if i == kc or (line[i] != j and line[i] != jn):
+                    if i == kc:
+                        continue
+                    li = line[i]
+                    if li == j or li == jn:
+                        sw, sw_next, flip = j, jn, 1.0
+                    elif o >= 0 and (li == o or li == on):
+                        sw, sw_next, flip = o, on, -1.0  # the other ray: u, β, γ change sign
+                    else:
                         continue
                     if own:
-                        # ω = −u/γ_kc: the value and the rate carry the factor γ_i ∓ γ_kc.
-                        apart = (gamma[j, i] + (-1.0 if j == kink_switch else 1.0)
-                                 * gamma[kink_switch, kc]) / gamma[kink_switch, kc]
-                        value = (-u if j == kink_switch else u) * apart
-                        rate = (-beta[j] if j == kink_switch else beta[j]) * apart * direction
+                        # ω = −u/γ_kc: the value and the rate carry the factor γ_i − γ_kc.
+                        apart = (gamma[j, i] - gamma[j, kc]) / gamma[j, kc]
+                        value = -u * apart
+                        rate = -beta[j] * apart * direction
                     else:
                         value = u + gamma[j, i] * w0
                         rate = (beta[j] + gamma[j, i] * slope) * direction
@@ -859,21 +959,22 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                     here = abs(gap) <= near
                     if not here and (side == 1 or gap < 0):
                         break
-                    leaving = line[i] != (jn if rate > 0 else j)
+                    leaving = li != (sw_next if rate * flip > 0 else sw)
                     if here and not leaving:
                         continue
                     at = 0.0 if here else gap
                     odd = not leaving or (own and not here)
                     if at < ahead - tiny:
-                        ahead, cell, switch, count, bad = at, i, j, 1, odd
+                        ahead, cell, switch, count, bad = at, i, sw, 1, odd
                     elif at <= ahead + tiny:
                         count += 1
                         bad = bad or odd
                         if at < ahead:
-                            ahead, cell, switch = at, i, j
+                            ahead, cell, switch = at, i, sw
                     if not here:
                         break
         limit = -1.0
+        through = False  # the next event is the kink cell's velocity through zero, alone
         if kc >= 0:
             if dshare != 0:
                 rate = dshare * direction
@@ -882,8 +983,9 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                     ahead, count, bad, limit = reach, 1, False, 1.0 if rate > 0 else 0.0
                 elif reach <= ahead + tiny:
                     count += 1
-            # The kink cell's velocity runs along its switch; through zero (onto the other
-            # ray) its envelope changes at once: the full line solve there.
+            # The kink cell's velocity runs along its switch; through zero its envelope
+            # changes at once (:func:`_zero_velocity`; the full line solve where another
+            # event comes with it).
             nxt = (kp + 1) % n_lines
             ex = -(dirs[kp, 0] + dirs[nxt, 0])
             ey = -(dirs[kp, 1] + dirs[nxt, 1])
@@ -891,8 +993,12 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
             along = ((closing * nx + s * tx + w0 * lever_x) * ex
                      + (closing * ny + s * ty + w0 * lever_y) * ey)
             rate = ((tx + slope * lever_x) * ex + (ty + slope * lever_y) * ey) * direction
-            if rate < 0 and along > 0 and along / -rate <= ahead + tiny:
-                ahead, count, limit = along / -rate, 2, -1.0
+            if rate < 0 and along > 0:
+                zero = along / -rate
+                if zero < ahead - tiny:
+                    ahead, count, bad, limit, through = zero, 1, False, -1.0, True
+                elif zero <= ahead + tiny:
+                    ahead, count, limit = zero, 2, -1.0
         still = still + 1 if ahead <= tiny else 0
         if still > 2:
             count = 2  # events that keep the walk in place: the full line solve past them
@@ -912,9 +1018,31 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
         w_old, slope_old, kc_old, kp_old = w0, slope, kc, kp
         moved = moved_from = -1  # the cell an event moves to another line, and its line
         full = count > 1 or bad
+        zero_kink, first, zero_line = False, 0, 0
+        if through and not full:
+            # Past the zero the kink cell's envelope is its lines about one point: the minimum
+            # among its kinks there, every other cell's line kept. ω is continuous in the
+            # slip: from the walk's ω at the zero it moves at most as fast as the steepest
+            # of the cell's switches or a smooth piece (else the full line solve).
+            zero_kink, w_new, first, zero_line = _zero_velocity(
+                a, lin0 + dlin * x, lines_q, bound[kc], q, kc, dirs, closing * nx + x * tx,
+                closing * ny + x * ty)
+            steep = abs(slope) + abs(dlin / a)
+            for j in range(n_lines):
+                if gamma[j, kc] != 0:
+                    steep = max(steep, abs(beta[j] / gamma[j, kc]))
+            w_end = w0 + slope * (end - s)
+            full = not abs(w_new - w_end) <= 2.0 * steep * abs(x - end) + 1e-12 * (
+                1.0 + abs(w_end))
         if not full:
             moved_line = -1  # the line ``moved`` takes
-            if limit >= 0:  # the kink cell leaves its kink on the line the share reached
+            if through:
+                moved, moved_line = kc, zero_line
+                if zero_kink:
+                    kp = first  # its kink moves to another switch
+                else:
+                    kc = -1  # it leaves the kink onto one line
+            elif limit >= 0:  # the kink cell leaves its kink on the line the share reached
                 moved, moved_line = kc, kp if limit == 1.0 else (kp + 1) % n_lines
                 kc = -1
             else:
@@ -954,9 +1082,10 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                 on_line[line[moved]] -= 1
                 on_line[moved_line] += 1
                 line[moved] = moved_line
-                lines_q += bound[moved] * q[moved, moved_line]
-                lines_x += bound[moved] * dirs[moved_line, 0]
-                lines_y += bound[moved] * dirs[moved_line, 1]
+                if moved != kc:  # (the kink cell's own line is not in the sums)
+                    lines_q += bound[moved] * q[moved, moved_line]
+                    lines_x += bound[moved] * dirs[moved_line, 0]
+                    lines_y += bound[moved] * dirs[moved_line, 1]
             nxt = (kp + 1) % n_lines
             kink = _kink_terms(kc >= 0, gamma[kp, kc], alpha[kp], beta[kp], bound[kc], q[kc, kp],
                                q[kc, nxt], dirs[kp, 0], dirs[kp, 1], dirs[nxt, 0], dirs[nxt, 1])
@@ -1006,6 +1135,67 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
                     w_old + slope_old * (before - s_old), not full, d_old, slope_old, kc_old,
                     kp_old)
     return s, False, False, 0.0, False, math.nan, False, 0.0, 0.0, -1, 0
+
+
+@_jit
+def _zero_velocity(a, lin, others, c, q, i, dirs, ux, uy):
+    """Where cell ``i``'s velocity has just run through zero along its switch
+    (:func:`_pencil_walk`'s event), its lines of D all meet within rounding at one ω: the
+    minimum of ``g`` among its kinks there, every other cell on its line (``others`` is
+    ``Σ c_m q_m,l_m`` over them; ``lin`` and the contact point's velocity ``(ux, uy)`` at
+    this slip, so ``p_j = −u·d_j``), as :func:`_line_sorted` finds it among those kinks.
+    Returns whether it is at a kink, ω, the kink's first line, and the cell's line as
+    :func:`_line_finish` leaves it (the first line of largest value at ω)."""
+    n_lines = dirs.shape[0]
+    qmax = 0.0
+    qmin = math.inf
+    for j in range(n_lines):
+        qmax = max(qmax, abs(q[i, j]))
+        qmin = min(qmin, q[i, j])
+    slope = c * qmin
+    n_kinks = 0
+    kinks = np.empty(n_lines)
+    lines = np.empty(n_lines, np.int64)
+    for j in range(n_lines):
+        jn = (j + 1) % n_lines
+        dq = q[i, j] - q[i, jn]
+        if abs(dq) > 1e-14 * qmax:
+            p_j = -(ux * dirs[j, 0] + uy * dirs[j, 1])
+            at = (-(ux * dirs[jn, 0] + uy * dirs[jn, 1]) - p_j) / dq
+            if p_j + q[i, j] * at > 0:
+                t = n_kinks
+                while t > 0 and kinks[t - 1] > at:
+                    kinks[t] = kinks[t - 1]
+                    lines[t] = lines[t - 1]
+                    t -= 1
+                kinks[t] = at
+                lines[t] = j
+                n_kinks += 1
+    n_below = 0
+    slope_piece = slope
+    for t in range(n_kinks):
+        slope += c * abs(q[i, lines[t]] - q[i, (lines[t] + 1) % n_lines])
+        if a * kinks[t] + lin + others + slope < 0:
+            n_below = t + 1
+            slope_piece = slope
+    smooth = -(lin + others + slope_piece) / a
+    at_kink = n_below < n_kinks and kinks[n_below] <= smooth
+    first = lines[n_below] if at_kink else 0
+    if at_kink:
+        jn = (first + 1) % n_lines
+        omega = (-(ux * dirs[jn, 0] + uy * dirs[jn, 1]) + (ux * dirs[first, 0]
+                                                         + uy * dirs[first, 1])) / (
+            q[i, first] - q[i, jn])
+    else:
+        omega = smooth
+    best = 0
+    value = -(ux * dirs[0, 0] + uy * dirs[0, 1]) + q[i, 0] * omega
+    for j in range(1, n_lines):
+        v = -(ux * dirs[j, 0] + uy * dirs[j, 1]) + q[i, j] * omega
+        if v > value:
+            value = v
+            best = j
+    return at_kink, omega, first, best
 
 
 @_jit
