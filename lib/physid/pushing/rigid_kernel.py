@@ -80,8 +80,8 @@ visits' dependent loads of ``order`` then ``line``, one division a switch). Trie
 out, for no gain: a flag per rank for the cells beside each switch (0.7 % in replay, slower
 in the rollout), the opposite switches' pencils by reversal (0.8 %), dividing only for a
 crossing that might be the next event, more hops before sorting, and the line solve inlined
-too (1 % for twice the compile time). The target needs fewer events, a search that skips
-pieces (the condition is not monotone in the slip, so it cannot bisect).
+too (1 % for twice the compile time). The target seemed to need fewer events, a search that
+skips pieces (the condition is not monotone in the slip, so it cannot bisect); see below.
 
 Measured again, the rollout alone (:func:`run` on the benchmark's two batches, interleaved
 with an unchanged copy, the trajectories equal to the bit): the sliding batch costs 2.8–2.9
@@ -99,6 +99,35 @@ check passing the kink cell (no change), and the sorted line solve's order kept 
 calls and sorted by insertion (3.5 % slower: 158 of the 338 calls found the last order too
 far and merge-sorted anyway). Without the second side the batch's trajectories are the same
 and 4 % faster, but it is what finds a cell already on a switch.
+
+What reached the target was not a search with fewer events but cheaper events and fewer
+sorts, three changes measured one after another against the unchanged module (10
+interleaved rounds of the rollout; the sliding batch's trajectories equal to 1.1e-16 m, the
+chapter's objects' (six pushes of each of five) to 1e-12 m and their slips to 3e-12):
+
+- *One pencil per line of D.* A switch and the switch on the other ray of its line (D's
+  directions come in opposite pairs when their number is even) have the same crossings:
+  their ``α``, ``β`` and ``γ`` differ in sign only. Every cell's line is beside one of the
+  two rays (with the paper's four directions; a quarter of them with 16), so scanning the
+  line's one pencil, each cell taken to the ray its line is beside, passes no cell where the
+  scan by switch had passed 16 of the 21 it visited an event, and it makes half the per-switch
+  work and sorts half the pencils: the sliding batch 15.2 → 11.7 ms.
+- *The sorted line solve about the point where the hops stopped* (:func:`_line_window`).
+  They stop where several kinks lie at one point (a cell whose velocity is zero there, two
+  cells tied); sorting only the kinks within :data:`_WIDTH` of it, with the jumps of those
+  below added to the slope and the sorted search's own test at the kinks on either side
+  confirming that the minimum lies among them, gives the piece that sorting all ``kL`` kinks
+  gives (a test compares them on clusters of kinks; where it cannot confirm, everything is
+  sorted): 11.7 → 11.2 ms.
+- *The kink cell's velocity through zero inside the walk* (:func:`_zero_velocity`). Past the
+  zero its lines of D meet about one ω; the minimum among its own kinks there, every other
+  cell's line kept, is the line solve's (a test compares them), where ω moves from the walk's
+  no faster than the steepest of the cell's switches allows (else the full line solve, as
+  before): of the walk's 172 full line solves a call, 151 were these, now 21 are left:
+  11.2 → 10.5 ms.
+
+The rollout alone: the sliding batch 15.3 → 10.5 ms against the sticking batch's 5.3 (2.87 →
+1.98 times); in ``benchmarks/pushing.py`` 2.52 → 1.79 times (1.75–1.82).
 
 Uses: :func:`run` is the whole rollout of pushes that need no gradient
 (:func:`physid.pushing.rigid_engine.compiled_rollout`) and, taping each step's decisions, of
@@ -797,12 +826,12 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
     0 or 1 puts the kink cell on that line, and another cell crossing (its kink meets the kink
     cell's) leaves the minimum at whichever of the two kinks keeps ``g'(ω+) ≥ 0`` just after,
     the other cell on the line of that side; a kink cell whose velocity runs through zero
-    along its switch changes its envelope at once. Several events at once, those, or a
-    crossing from the side a cell's line is not on, are left to the full line solve just past
-    them (:func:`_move`, as :func:`_slide_root` does at every piece). The roots, the locks
-    and their normal impulses follow :func:`_slide_root`'s rules (a root on a piece's line; a
-    jump of ``σf`` across zero where a piece ends, the normal impulse interpolated between its
-    sides).
+    along its switch changes its envelope at once (its minimum among its own kinks just past
+    the zero, :func:`_zero_velocity`). Several events at once, or a crossing from the side a
+    cell's line is not on, are left to the full line solve just past them (:func:`_move`, as
+    :func:`_slide_root` does at every piece). The roots, the locks and their normal impulses
+    follow :func:`_slide_root`'s rules (a root on a piece's line; a jump of ``σf`` across
+    zero where a piece ends, the normal impulse interpolated between its sides).
 
     Where the line solve's choice among tied cells decides the root, the search is left to
     :func:`_slide_root` from the start (``handed`` True, nothing else returned): two cells at
@@ -864,15 +893,17 @@ def _pencil_walk(sign, s_a, kc, kp, mu, slack, masses, inertia, bound, arms, cel
         # The next event (module docstring): along the piece the crossing γ* = −(α_j + β_j
         # s')/ω of pencil j (:func:`_pencils`) moves monotonically through the sorted γ_ij
         # (the way the sign of u ω' − β ω says; through ±∞ and round from the other end where
-        # ω passes 0), so the cells cross in that order from γ*. A crossing changes the
-        # envelope only for a cell whose line is beside the switch (an event): the scan
-        # passes the others and stops at the first event. A cell on the switch already
-        # (within _NEAR tiny: samples past an event lie 1e-11 beyond it) is an event
-        # here if its line is the side it leaves, and is passed over otherwise. On the kink
-        # cell's own line of D (its switch and the other ray), ω follows the kink, so no cell
-        # crosses but where ω passes 0, all at once (left to the full line solve, as is a
-        # crossing from the side a cell's line is not on). The scan is written out here, not
-        # called: a call that passes arrays costs their reference counts.
+        # ω passes 0), so the cells cross in that order from γ*. A switch and the one on the
+        # other ray of its line of D share a pencil (α, β, γ change sign), scanned once. A
+        # crossing changes the envelope only for a cell whose line is beside one of the two
+        # rays (an event; every cell with four directions): the scan passes the others and
+        # stops at the first event. A cell on the switch already (within _NEAR tiny: samples
+        # past an event lie 1e-11 beyond it) is an event here if its line is the side it
+        # leaves, and is passed over otherwise. On the kink cell's own line of D (its switch
+        # and the other ray), ω follows the kink, so no cell crosses but where ω passes 0,
+        # all at once (left to the full line solve, as is a crossing from the side a cell's
+        # line is not on). The scan is written out here, not called: a call that passes
+        # arrays costs their reference counts.
         near = _NEAR * tiny
         wraps = slope != 0 and -w0 / slope * direction > 0  # ω passes 0 on this piece
         ahead = math.inf
