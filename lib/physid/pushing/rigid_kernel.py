@@ -242,14 +242,7 @@ def _line_sorted(a, lin, c, p, q, kinks, jumps, where, near):
             return at_kink, value, kc, kp
     # Only the kinks on an envelope count: sorted (stably), the rest lie at +inf.
     order = np.argsort(kinks[:n_finite], kind="mergesort")
-    slope = base
-    n_below = 0
-    slope_piece = base
-    for r in range(n_finite):
-        slope += jumps[order[r]]
-        if a * kinks[order[r]] + lin + slope < 0:
-            n_below = r + 1
-            slope_piece = slope
+    n_below, slope_piece, _ = _below(a, lin, base, kinks, jumps, order, n_finite)
     kink_above = kinks[order[n_below]] if n_below < n_finite else math.inf
     flat = where[order[n_below]] if n_below < n_finite else 0
     smooth = -(lin + slope_piece) / a
@@ -260,6 +253,21 @@ def _line_sorted(a, lin, c, p, q, kinks, jumps, where, near):
 #: Kinks :func:`_line_window` sorts at most, and its half-width relative to ``1 + |near|``.
 _WINDOW = 64
 _WIDTH = 1e-7
+
+
+@_inline
+def _below(a, lin, slope, kinks, jumps, order, count):
+    """The sorted search's pass over the kinks ``kinks[order[:count]]`` (ascending), from
+    ``g'``'s slope ``slope`` left of them: how many lie left of the minimum (up to the last
+    with ``g'(κ+) < 0``), the slope of the piece after those and the slope after all."""
+    n_below = 0
+    slope_piece = slope
+    for r in range(count):
+        slope += jumps[order[r]]
+        if a * kinks[order[r]] + lin + slope < 0:
+            n_below = r + 1
+            slope_piece = slope
+    return n_below, slope_piece, slope
 
 
 @_jit
@@ -300,13 +308,7 @@ def _line_window(a, lin, base, kinks, jumps, where, n_finite, near, n_lines):
     slope = base + below
     if prev > -math.inf and not a * prev + lin + slope < 0:
         return False, False, 0.0, 0, 0  # the minimum lies below the window
-    n_below = 0
-    slope_piece = slope
-    for t in range(n_in):
-        slope += jumps[inside[t]]
-        if a * kinks[inside[t]] + lin + slope < 0:
-            n_below = t + 1
-            slope_piece = slope
+    n_below, slope_piece, slope = _below(a, lin, slope, kinks, jumps, inside, n_in)
     if above >= 0 and a * kinks[above] + lin + slope + jumps[above] < 0:
         return False, False, 0.0, 0, 0  # the minimum lies above the window
     if n_below < n_in:
@@ -1183,9 +1185,9 @@ def _zero_velocity(a, lin, others, c, q, i, dirs, ux, uy):
     for j in range(n_lines):
         qmax = max(qmax, abs(q[i, j]))
         qmin = min(qmin, q[i, j])
-    slope = c * qmin
     n_kinks = 0
     kinks = np.empty(n_lines)
+    jumps = np.empty(n_lines)
     lines = np.empty(n_lines, np.int64)
     for j in range(n_lines):
         jn = (j + 1) % n_lines
@@ -1197,18 +1199,15 @@ def _zero_velocity(a, lin, others, c, q, i, dirs, ux, uy):
                 t = n_kinks
                 while t > 0 and kinks[t - 1] > at:
                     kinks[t] = kinks[t - 1]
+                    jumps[t] = jumps[t - 1]
                     lines[t] = lines[t - 1]
                     t -= 1
                 kinks[t] = at
+                jumps[t] = c * abs(dq)
                 lines[t] = j
                 n_kinks += 1
-    n_below = 0
-    slope_piece = slope
-    for t in range(n_kinks):
-        slope += c * abs(q[i, lines[t]] - q[i, (lines[t] + 1) % n_lines])
-        if a * kinks[t] + lin + others + slope < 0:
-            n_below = t + 1
-            slope_piece = slope
+    n_below, slope_piece, _ = _below(a, lin + others, c * qmin, kinks, jumps,
+                                     np.arange(n_kinks), n_kinks)
     smooth = -(lin + others + slope_piece) / a
     at_kink = n_below < n_kinks and kinks[n_below] <= smooth
     first = lines[n_below] if at_kink else 0
