@@ -112,14 +112,14 @@ chapter's objects' (six pushes of each of five) to 1e-12 m and their slips to 3e
   line's one pencil, each cell taken to the ray its line is beside, passes no cell where the
   scan by switch had passed 16 of the 21 it visited an event, and it makes half the per-switch
   work and sorts half the pencils: the sliding batch 15.2 → 11.7 ms.
-- *The sorted line solve about the point where the hops stopped* (:func:`_line_window`).
+- *The sorted line solve about the point where the hops stopped* (``_line_window``).
   They stop where several kinks lie at one point (a cell whose velocity is zero there, two
-  cells tied); sorting only the kinks within :data:`_WIDTH` of it, with the jumps of those
-  below added to the slope and the sorted search's own test at the kinks on either side
-  confirming that the minimum lies among them, gives the piece that sorting all ``kL`` kinks
-  gives (a test compares them on clusters of kinks; where it cannot confirm, everything is
-  sorted): 11.7 → 11.2 ms.
-- *The kink cell's velocity through zero inside the walk* (:func:`_zero_velocity`). Past the
+  cells tied); sorting only the kinks within ``_WIDTH`` (1e-7 of 1 + |ω|) of it, with the
+  jumps of those below added to the slope and the sorted search's own test at the kinks on
+  either side confirming that the minimum lies among them, gives the piece that sorting all
+  ``kL`` kinks gives (a test compares them on clusters of kinks; where it cannot confirm,
+  everything is sorted): 11.7 → 11.2 ms.
+- *The kink cell's velocity through zero inside the walk* (``_zero_velocity``). Past the
   zero its lines of D meet about one ω; the minimum among its own kinks there, every other
   cell's line kept, is the line solve's (a test compares them), where ω moves from the walk's
   no faster than the steepest of the cell's switches allows (else the full line solve, as
