@@ -1180,50 +1180,26 @@ def _zero_velocity(a, lin, others, c, q, i, dirs, ux, uy):
     Returns whether it is at a kink, ω, the kink's first line, and the cell's line as
     :func:`_line_finish` leaves it (the first line of largest value at ω)."""
     n_lines = dirs.shape[0]
-    qmax = 0.0
-    qmin = math.inf
+    p = np.empty(n_lines)
     for j in range(n_lines):
-        qmax = max(qmax, abs(q[i, j]))
-        qmin = min(qmin, q[i, j])
-    n_kinks = 0
+        p[j] = -(ux * dirs[j, 0] + uy * dirs[j, 1])
+    # The cell's kinks as :func:`_envelope_kinks` finds them, sorted stably as the merge sort.
     kinks = np.empty(n_lines)
     jumps = np.empty(n_lines)
-    lines = np.empty(n_lines, np.int64)
-    for j in range(n_lines):
-        jn = (j + 1) % n_lines
-        dq = q[i, j] - q[i, jn]
-        if abs(dq) > 1e-14 * qmax:
-            p_j = -(ux * dirs[j, 0] + uy * dirs[j, 1])
-            at = (-(ux * dirs[jn, 0] + uy * dirs[jn, 1]) - p_j) / dq
-            if p_j + q[i, j] * at > 0:
-                t = n_kinks
-                while t > 0 and kinks[t - 1] > at:
-                    kinks[t] = kinks[t - 1]
-                    jumps[t] = jumps[t - 1]
-                    lines[t] = lines[t - 1]
-                    t -= 1
-                kinks[t] = at
-                jumps[t] = c * abs(dq)
-                lines[t] = j
-                n_kinks += 1
-    n_below, slope_piece, _ = _below(a, lin + others, c * qmin, kinks, jumps,
-                                     np.arange(n_kinks), n_kinks)
+    where = np.empty(n_lines, np.int64)
+    base, n_kinks = _envelope_kinks(np.full(1, c), p, q[i:i + 1], kinks, jumps, where)
+    order = np.argsort(kinks[:n_kinks], kind="mergesort")
+    n_below, slope_piece, _ = _below(a, lin + others, base, kinks, jumps, order, n_kinks)
     smooth = -(lin + others + slope_piece) / a
-    at_kink = n_below < n_kinks and kinks[n_below] <= smooth
-    first = lines[n_below] if at_kink else 0
+    at_kink = n_below < n_kinks and kinks[order[n_below]] <= smooth
+    first = where[order[n_below]] if at_kink else 0
+    omega = smooth
     if at_kink:
         jn = (first + 1) % n_lines
-        omega = (-(ux * dirs[jn, 0] + uy * dirs[jn, 1]) + (ux * dirs[first, 0]
-                                                         + uy * dirs[first, 1])) / (
-            q[i, first] - q[i, jn])
-    else:
-        omega = smooth
+        omega = (p[jn] - p[first]) / (q[i, first] - q[i, jn])
     best = 0
-    value = -(ux * dirs[0, 0] + uy * dirs[0, 1]) + q[i, 0] * omega
     for j in range(1, n_lines):
-        v = -(ux * dirs[j, 0] + uy * dirs[j, 1]) + q[i, j] * omega
-        if v > value:
-            value = v
+        if p[j] + q[i, j] * omega > p[best] + q[i, best] * omega:
             best = j
     return at_kink, omega, first, best
 
